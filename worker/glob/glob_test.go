@@ -53,7 +53,7 @@ func TestCompileRefuses(t *testing.T) {
 
 func TestBelow(t *testing.T) {
 	tests := []struct {
-		pat, dir      string
+		pat, dir     string
 		could, allOf bool
 	}{
 		{"lib/**", "lib", true, true},

@@ -1,0 +1,128 @@
+package cursor
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+type body struct {
+	N int    `json:"n"`
+	S string `json:"s"`
+}
+
+func TestRoundTripAndRefusals(t *testing.T) {
+	key := RandomKey()
+	c, err := New(key, "reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := Scope{Tool: "list_directory", Args: map[string]any{"path": "lib"}}
+	tok, err := c.Encode(scope, body{N: 3, S: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got body
+	if err := c.Decode(tok, scope, &got); err != nil || got != (body{3, "x"}) {
+		t.Fatalf("Decode = %+v, %v", got, err)
+	}
+	other, _ := New(key, "writer")
+	raw, _ := base64.RawURLEncoding.DecodeString(tok)
+	flipped := append([]byte(nil), raw...)
+	flipped[0] ^= 1
+	cases := []struct {
+		name  string
+		codec *Codec
+		tok   string
+		scope Scope
+	}{
+		{"other root", other, tok, scope},
+		{"other tool", c, tok, Scope{Tool: "search_files", Args: scope.Args}},
+		{"other args", c, tok, Scope{Tool: scope.Tool, Args: map[string]any{"path": "docs"}}},
+		{"other key", mustNew(t, RandomKey(), "reader"), tok, scope},
+		{"flipped bit", c, base64.RawURLEncoding.EncodeToString(flipped), scope},
+		{"padded", c, tok + "=", scope},
+		{"std alphabet", c, base64.StdEncoding.EncodeToString(raw), scope},
+		{"empty", c, "", scope},
+		{"oversized", c, strings.Repeat("A", MaxLen+1), scope},
+		{"garbage", c, "not a cursor!", scope},
+	}
+	for _, tc := range cases {
+		if err := tc.codec.Decode(tc.tok, tc.scope, &got); err != ErrInvalid {
+			t.Errorf("%s: Decode err = %v, want ErrInvalid", tc.name, err)
+		}
+	}
+}
+
+// TestNonCanonicalSpelling alters the unused low bits of the final base64
+// character, which decodes to the same bytes under a lenient decoder.
+func TestNonCanonicalSpelling(t *testing.T) {
+	c := mustNew(t, RandomKey(), "r")
+	scope := Scope{Tool: "t"}
+	for i := range 10 {
+		tok, _ := c.Encode(scope, body{S: strings.Repeat("x", i)})
+		last := tok[len(tok)-1]
+		idx := strings.IndexByte(alphabet, last)
+		alt := tok[:len(tok)-1] + string(alphabet[idx^1])
+		raw1, _ := base64.RawURLEncoding.DecodeString(tok)
+		raw2, err := base64.RawURLEncoding.DecodeString(alt)
+		if err != nil || string(raw1) != string(raw2) {
+			continue // that flip changed a data bit; not an alternate spelling
+		}
+		var b body
+		if err := c.Decode(alt, scope, &b); err != ErrInvalid {
+			t.Fatalf("alternate spelling accepted: %v", err)
+		}
+		return
+	}
+	t.Fatal("no cursor length with spare bits came up")
+}
+
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+func TestDecodeKey(t *testing.T) {
+	good := base64.RawURLEncoding.EncodeToString(make([]byte, 32))
+	if _, err := DecodeKey(good); err != nil {
+		t.Fatalf("good key refused: %v", err)
+	}
+	for name, v := range map[string]string{
+		"empty":  "",
+		"padded": base64.URLEncoding.EncodeToString(make([]byte, 32)),
+		"short":  base64.RawURLEncoding.EncodeToString(make([]byte, 31)),
+		"std":    strings.Repeat("+", 43),
+		"junk":   "!!!!",
+	} {
+		_, err := DecodeKey(v)
+		if err == nil {
+			t.Errorf("%s key accepted", name)
+		} else if v != "" && strings.Contains(err.Error(), v) {
+			t.Errorf("%s: error leaks the value", name)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	c, _ := New(make([]byte, 32), "r")
+	tok, _ := c.Encode(Scope{Tool: "t"}, body{N: 1})
+	f.Add(tok)
+	f.Add("")
+	f.Add("AAAA")
+	f.Fuzz(func(t *testing.T, s string) {
+		var b body
+		if err := c.Decode(s, Scope{Tool: "t"}, &b); err == nil && s != tok {
+			again, _ := c.Encode(Scope{Tool: "t"}, b)
+			if again != s {
+				t.Fatalf("accepted a cursor it did not issue: %q", s)
+			}
+		}
+	})
+}
+
+func mustNew(t *testing.T, key []byte, root string) *Codec {
+	t.Helper()
+	c, err := New(key, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
