@@ -1,0 +1,407 @@
+// Package manifest loads and validates a supervisor manifest (version 1):
+// the roots to serve, each with its folder, include and exclude globs, tool
+// mask, limits and cursor-key variable. Every error names the file, the line
+// and the field.
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fsmcp/fsmcp/worker/toolset"
+)
+
+// Version is the only manifest version understood.
+const Version = 1
+
+// Root is one validated root entry.
+type Root struct {
+	Name           string
+	Path           string // absolute, cleaned
+	Include        []string
+	Exclude        []string
+	DefaultExclude bool
+	Tools          toolset.Mask
+	Limits         map[string]int64 // snake_case limit key -> value
+	CursorKeyEnv   string
+	Line           int // line of the entry in the manifest
+	cursorKeyLine  int
+}
+
+// Manifest is a validated manifest.
+type Manifest struct {
+	File  string
+	Roots []Root
+}
+
+// Error is a manifest error located at a line and field.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// LimitKeys are the accepted keys of a root's limits mapping, the snake_case
+// of the worker's --max-* options.
+var LimitKeys = []string{
+	"max_files", "max_directories", "max_depth", "max_entries", "max_scan_bytes",
+	"max_file_bytes", "max_read_bytes", "max_result_bytes", "max_write_bytes",
+	"max_cursor_hash_bytes",
+}
+
+var (
+	nameRE   = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	notFound = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+)
+
+type doc struct {
+	Version *int      `yaml:"version"`
+	Roots   []rootDoc `yaml:"roots"`
+}
+
+type rootDoc struct {
+	Name           string    `yaml:"name"`
+	Path           string    `yaml:"path"`
+	Include        []string  `yaml:"include"`
+	Exclude        []string  `yaml:"exclude"`
+	DefaultExclude *bool     `yaml:"default_exclude"`
+	Tools          yaml.Node `yaml:"tools"`
+	Limits         yaml.Node `yaml:"limits"`
+	CursorKeyEnv   string    `yaml:"cursor_key_env"`
+}
+
+// Load reads and validates the manifest at file. Relative root paths are
+// resolved against the manifest's folder. Errors are *Error.
+func Load(file string) (*Manifest, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &Error{File: file, Msg: "cannot read manifest: " + errText(err)}
+	}
+	return Parse(file, data)
+}
+
+// Parse validates manifest bytes as if read from file.
+func Parse(file string, data []byte) (*Manifest, error) {
+	var d doc
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&d); err != nil {
+		return nil, yamlError(file, err)
+	}
+	var tree yaml.Node
+	if err := yaml.Unmarshal(data, &tree); err != nil {
+		return nil, yamlError(file, err)
+	}
+	top := mappingOf(&tree)
+	if d.Version == nil {
+		return nil, &Error{File: file, Line: 1, Field: "version", Msg: "missing; this supervisor reads version: 1"}
+	}
+	if *d.Version != Version {
+		return nil, &Error{File: file, Line: keyLine(top, "version"), Field: "version", Msg: fmt.Sprintf("version %d is not supported; this supervisor reads version: 1", *d.Version)}
+	}
+	if len(d.Roots) == 0 {
+		return nil, &Error{File: file, Line: keyLine(top, "roots"), Field: "roots", Msg: "no roots declared; add at least one"}
+	}
+	var items []*yaml.Node
+	if n := valueOf(top, "roots"); n != nil {
+		items = n.Content
+	}
+	base := filepath.Dir(file)
+	m := &Manifest{File: file}
+	seen := map[string]int{}
+	for i, rd := range d.Roots {
+		var item *yaml.Node
+		if i < len(items) {
+			item = items[i]
+		}
+		r, err := checkRoot(file, base, i, rd, item)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := seen[r.Name]; dup {
+			return nil, &Error{File: file, Line: keyLine(item, "name"), Field: field(i, "name"), Msg: fmt.Sprintf("duplicate root name %q (first declared at line %d)", r.Name, prev)}
+		}
+		seen[r.Name] = keyLine(item, "name")
+		m.Roots = append(m.Roots, r)
+	}
+	return m, nil
+}
+
+// CheckEnv verifies that every root's cursor-key variable is set in the
+// environment seen through lookup.
+func (m *Manifest) CheckEnv(lookup func(string) (string, bool)) error {
+	for i, r := range m.Roots {
+		if r.CursorKeyEnv == "" {
+			continue
+		}
+		if v, ok := lookup(r.CursorKeyEnv); !ok || v == "" {
+			return &Error{File: m.File, Line: r.cursorKeyLine, Field: field(i, "cursor_key_env"), Msg: fmt.Sprintf("environment variable %s is not set", r.CursorKeyEnv)}
+		}
+	}
+	return nil
+}
+
+func checkRoot(file, base string, i int, rd rootDoc, item *yaml.Node) (Root, error) {
+	bad := func(key, format string, args ...any) error {
+		return &Error{File: file, Line: keyLine(item, key), Field: field(i, key), Msg: fmt.Sprintf(format, args...)}
+	}
+	r := Root{Name: rd.Name, Include: rd.Include, Exclude: rd.Exclude, DefaultExclude: true, CursorKeyEnv: rd.CursorKeyEnv, Line: lineOf(item), cursorKeyLine: keyLine(item, "cursor_key_env")}
+	switch {
+	case rd.Name == "":
+		return r, bad("name", "missing; give the root a name matching [a-z][a-z0-9-]{0,31}")
+	case !nameRE.MatchString(rd.Name):
+		return r, bad("name", "%q is not a valid root name; use [a-z][a-z0-9-]{0,31}", rd.Name)
+	}
+	if rd.Path == "" {
+		return r, bad("path", "missing; give the root's folder, relative to the manifest or absolute")
+	}
+	p := rd.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return r, bad("path", "cannot resolve %q: %s", rd.Path, errText(err))
+	}
+	r.Path = abs
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return r, bad("path", "root folder %q does not exist or cannot be read: %s", rd.Path, errText(err))
+	case !st.IsDir():
+		return r, bad("path", "%q is not a folder", rd.Path)
+	}
+	if len(rd.Include) == 0 {
+		return r, bad("include", "missing; list at least one glob the root serves, such as \"**\"")
+	}
+	for _, g := range append(append([]string{}, rd.Include...), rd.Exclude...) {
+		if strings.TrimSpace(g) == "" {
+			key := "include"
+			if !contains(rd.Include, g) {
+				key = "exclude"
+			}
+			return r, bad(key, "empty glob")
+		}
+	}
+	if rd.DefaultExclude != nil {
+		r.DefaultExclude = *rd.DefaultExclude
+	}
+	r.Tools, err = parseTools(&rd.Tools)
+	if err != nil {
+		return r, bad("tools", "%s", err)
+	}
+	if r.Tools.Has(toolset.WriteTextFile) && !reachesTop(rd.Include) {
+		return r, bad("include", "the mask grants %s but no include pattern matches a file in the root itself; add \"**\" or a root-level pattern such as \"*.md\"", toolset.WriteTextFile)
+	}
+	r.Limits, err = parseLimits(file, i, &rd.Limits)
+	if err != nil {
+		return r, err
+	}
+	if rd.CursorKeyEnv != "" && !envRE.MatchString(rd.CursorKeyEnv) {
+		return r, bad("cursor_key_env", "%q is not an environment variable name", rd.CursorKeyEnv)
+	}
+	return r, nil
+}
+
+func parseTools(n *yaml.Node) (toolset.Mask, error) {
+	switch n.Kind {
+	case 0:
+		return nil, errors.New("missing; use read, write, all or a list of tool names")
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" || n.Value == "" {
+			return nil, errors.New("missing; use read, write, all or a list of tool names")
+		}
+		return toolset.Parse(n.Value)
+	case yaml.SequenceNode:
+		var names []string
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: a tool name must be a plain string", c.Line)
+			}
+			names = append(names, c.Value)
+		}
+		return toolset.FromList(names)
+	}
+	return nil, errors.New("use read, write, all or a list of tool names")
+}
+
+func parseLimits(file string, i int, n *yaml.Node) (map[string]int64, error) {
+	out := map[string]int64{}
+	if n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		return out, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, &Error{File: file, Line: n.Line, Field: field(i, "limits"), Msg: "must be a mapping of limit names to numbers"}
+	}
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		k, v := n.Content[j], n.Content[j+1]
+		f := field(i, "limits."+k.Value)
+		if !contains(LimitKeys, k.Value) {
+			return nil, &Error{File: file, Line: k.Line, Field: f, Msg: fmt.Sprintf("unknown limit; use one of %s", strings.Join(LimitKeys, ", "))}
+		}
+		x, err := strconv.ParseInt(v.Value, 10, 64)
+		if v.Kind != yaml.ScalarNode || err != nil || x <= 0 {
+			return nil, &Error{File: file, Line: v.Line, Field: f, Msg: fmt.Sprintf("%q is not a positive whole number", v.Value)}
+		}
+		out[k.Value] = x
+	}
+	return out, nil
+}
+
+// reachesTop reports whether some include glob can match a file directly in
+// the root: "**" itself, or a single segment after any number of leading
+// "**/" segments ("*.md", "**/*.md"). "lib/**" reaches only below lib.
+func reachesTop(include []string) bool {
+	for _, g := range include {
+		rest := strings.TrimPrefix(g, "./")
+		for strings.HasPrefix(rest, "**/") {
+			rest = strings.TrimPrefix(rest, "**/")
+		}
+		if rest != "" && !strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Flag renders a limit key as its worker option: max_read_bytes ->
+// --max-read-bytes.
+func Flag(key string) string { return "--" + strings.ReplaceAll(key, "_", "-") }
+
+// Args renders the worker command-line arguments for r: its folder, name,
+// tool mask, globs, limits and cursor-key variable.
+func (r Root) Args() []string {
+	args := []string{"--root", r.Path, "--name", r.Name, "--tools", r.Tools.String()}
+	for _, g := range r.Include {
+		args = append(args, "--include", g)
+	}
+	for _, g := range r.Exclude {
+		args = append(args, "--exclude", g)
+	}
+	if !r.DefaultExclude {
+		args = append(args, "--no-default-exclude")
+	}
+	keys := make([]string, 0, len(r.Limits))
+	for k := range r.Limits {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, Flag(k), strconv.FormatInt(r.Limits[k], 10))
+	}
+	if r.CursorKeyEnv != "" {
+		args = append(args, "--cursor-key-env", r.CursorKeyEnv)
+	}
+	return args
+}
+
+func yamlError(file string, err error) error {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	e := &Error{File: file, Msg: msgs[0]}
+	if m := yamlLine.FindStringSubmatch(msgs[0]); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Msg = m[2]
+		if f := notFound.FindStringSubmatch(m[2]); f != nil {
+			e.Field = f[1]
+			e.Msg = "unknown key; see the manifest reference for the accepted keys"
+		}
+	} else if err.Error() == "EOF" {
+		e.Msg = "empty manifest; start it with version: 1"
+	}
+	if len(msgs) > 1 {
+		e.Msg += fmt.Sprintf(" (and %d more)", len(msgs)-1)
+	}
+	return e
+}
+
+func mappingOf(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return n.Content[0]
+	}
+	return n
+}
+
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		if m.Content[j].Value == key {
+			return m.Content[j+1]
+		}
+	}
+	return nil
+}
+
+// keyLine is the line of key in mapping m, or m's own line when absent.
+func keyLine(m *yaml.Node, key string) int {
+	if m == nil {
+		return 0
+	}
+	if m.Kind == yaml.MappingNode {
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == key {
+				return m.Content[j].Line
+			}
+		}
+	}
+	return m.Line
+}
+
+func lineOf(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	return n.Line
+}
+
+func field(i int, key string) string { return fmt.Sprintf("roots[%d].%s", i, key) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,99 @@
+// Package wire is the go-plugin definition shared by the supervisor and the
+// worker: the handshake, a gRPC service with one bidirectional stream whose
+// frames each carry one JSON-RPC message, and an mcp.Transport over that
+// stream for either side. One stream is one MCP session.
+//
+// The service is described by hand (grpc.ServiceDesc) with
+// wrapperspb.BytesValue frames, so no generated code is needed.
+package wire
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+)
+
+// PluginName is the key of the one plugin in the plugin set.
+const PluginName = "fsmcp"
+
+// Handshake is the go-plugin handshake. The cookie only tells the worker
+// binary that it was launched by the supervisor; it is not a secret.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "FSMCP_WORKER_PLUGIN",
+	MagicCookieValue: "5b1f0c3e-fsmcp-worker-v1",
+}
+
+// Launched reports whether the process was started by a go-plugin host with
+// fsmcp's magic cookie in its environment.
+func Launched() bool {
+	_, ok := os.LookupEnv(Handshake.MagicCookieKey)
+	return ok
+}
+
+// Plugins is the plugin set both sides pass to go-plugin. The supervisor uses
+// it as is (MCP nil); Serve fills in the server.
+func Plugins() plugin.PluginSet {
+	return plugin.PluginSet{PluginName: &Plugin{}}
+}
+
+// Serve serves srv as the plugin side of the handshake and blocks until the
+// supervisor ends the plugin. Each stream the supervisor opens is served as
+// one MCP session. Only the handshake is written to stdout; logs go to
+// stderr.
+func Serve(srv *mcp.Server) error {
+	if srv == nil {
+		return fmt.Errorf("wire: Serve needs a server")
+	}
+	if !Launched() {
+		return fmt.Errorf("wire: not launched by the supervisor (no %s in the environment)", Handshake.MagicCookieKey)
+	}
+	logger := hclog.New(&hclog.LoggerOptions{
+		Name:   "plugin",
+		Output: os.Stderr,
+		Level:  hclog.Warn,
+	})
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         plugin.PluginSet{PluginName: &Plugin{MCP: srv}},
+		GRPCServer:      plugin.DefaultGRPCServer,
+		Logger:          logger,
+	})
+	return nil
+}
+
+// Plugin implements plugin.GRPCPlugin. On the worker side MCP is the MCP
+// server to serve; on the supervisor side it is nil and GRPCClient returns a
+// *Client.
+type Plugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	MCP *mcp.Server
+}
+
+// GRPCServer registers the session service for p.MCP.
+func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.MCP == nil {
+		return fmt.Errorf("wire: plugin has no MCP server to serve")
+	}
+	s.RegisterService(&serviceDesc, &sessionService{srv: p.MCP})
+	return nil
+}
+
+// GRPCClient returns a *Client over the plugin's connection.
+func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return &Client{cc: cc}, nil
+}
+
+// Client is the supervisor's handle on a worker's session service.
+type Client struct {
+	cc *grpc.ClientConn
+}
+
+// Transport returns an mcp.Transport that opens a new stream (a new MCP
+// session) when connected.
+func (c *Client) Transport() mcp.Transport { return &clientTransport{cc: c.cc} }
