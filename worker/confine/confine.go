@@ -314,20 +314,32 @@ func retryEINTR(f func() (int, error)) (int, error) {
 // openComponent opens one component name in dirfd with flags (which include
 // O_NOFOLLOW) and classifies failures. ENOTDIR is ambiguous when O_DIRECTORY
 // is set (a symlink opened with O_DIRECTORY|O_NOFOLLOW reports ENOTDIR), so
-// it is disambiguated with fstatat(AT_SYMLINK_NOFOLLOW).
+// it is disambiguated with fstatat(AT_SYMLINK_NOFOLLOW). If that finds a
+// directory or nothing, the entry was swapped in between: retry, and if it keeps
+// happening report ErrSymlink (a directory swapped with a symlink is the
+// usual cause).
 func openComponent(dirfd int, name string, flags int) (int, error) {
-	fd, err := retryEINTR(func() (int, error) { return unix.Openat(dirfd, name, flags, 0) })
-	if err == nil {
-		return fd, nil
-	}
-	if err == unix.ENOTDIR {
+	for range 4 {
+		fd, err := retryEINTR(func() (int, error) { return unix.Openat(dirfd, name, flags, 0) })
+		if err == nil {
+			return fd, nil
+		}
+		if err != unix.ENOTDIR {
+			return -1, mapErrno(err)
+		}
 		var st unix.Stat_t
-		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && modeKind(st.Mode) == KindSymlink {
+		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue // gone meanwhile: the retried open will tell
+		}
+		switch modeKind(st.Mode) {
+		case KindSymlink:
 			return -1, ErrSymlink
+		case KindDir:
+			continue
 		}
 		return -1, ErrNotDir
 	}
-	return -1, mapErrno(err)
+	return -1, ErrSymlink
 }
 
 // walk opens the ancestors parts[:len(parts)-1] one component at a time
