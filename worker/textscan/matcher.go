@@ -1,0 +1,250 @@
+// Package textscan is the byte-oriented literal scanner behind the
+// search_text tool. It is a pure package: it knows nothing about MCP or
+// directory walking; it scans the bytes of one file, given as an
+// io.ReaderAt and a size, under a byte budget, and can be resumed.
+//
+// # Matching
+//
+// A Matcher holds 1..MaxTerms literal byte strings. With foldASCII only the
+// ASCII letters A-Z/a-z are folded, on both sides; every other byte
+// (including all bytes of multi-byte UTF-8 sequences) must match exactly, so
+// "CAFÉ" matches "cafÉ" but not "café". A line that contains several terms
+// is reported once.
+//
+// # Lines and evidence
+//
+// Lines are split on '\n'. A file without a trailing newline still has its
+// last line; an empty file has no lines. Matching is done on raw bytes. The
+// reported evidence is the line without its '\n' and without a trailing
+// '\r', cut to at most MaxEvidenceBytes on a UTF-8 boundary. Line numbers are
+// 1-based. A matching line that is not valid UTF-8 is skipped alone (only
+// matching lines are decoded). Binary detection (LooksBinary) is separate:
+// the caller decides whether to scan a file at all.
+//
+// # Budget and resumption
+//
+// Scan reads at most about budget bytes and returns the position to resume
+// from. Resume positions are line starts, so each call consumes whole lines
+// and a match is found exactly once however the file is cut into calls. A
+// line that starts before the budget end is always finished, even if that
+// overruns the budget, as long as it is at most MaxLineBytes long.
+//
+// # Giant lines
+//
+// A line whose content (without '\n') is longer than MaxLineBytes is not
+// held in memory whole. It is cut into windows of MaxLineBytes bytes
+// anchored at the line start: [L, L+W), [L+W, L+2W), ... Each window is
+// searched together with the following (longest term length - 1) bytes of
+// the line, but a match counts only if it starts inside the window's own
+// range, so every occurrence belongs to exactly one window. Each window is
+// treated like a line of its own: it is reported at most once, its Match
+// has the line number of the giant line, Offset = the window start (equal
+// to the line start for the first window), and Text = evidence taken from
+// the window start. The UTF-8 check applies to the window's own range only,
+// tolerating a rune cut by a window edge inside the line. A Scan call may
+// stop between two windows of a giant line: then next.Offset is that window
+// boundary (not a line start; Scan recognises it because the byte before it
+// is not '\n') and next.Line is the giant line's number.
+package textscan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+const (
+	// MaxEvidenceBytes is the longest evidence text reported for a line.
+	MaxEvidenceBytes = 240
+	// HeadBytes is how much of a file's opening LooksBinary judges.
+	HeadBytes = 8192
+	// MaxLineBytes is the longest line handled whole; longer lines are
+	// scanned in windows of this size.
+	MaxLineBytes = 1 << 20
+	// MaxTerms is the largest number of terms a Matcher accepts.
+	MaxTerms = 16
+
+	// readChunk is the usual size of one ReadAt.
+	readChunk = 256 << 10
+)
+
+// Errors returned by NewMatcher.
+var (
+	ErrNoTerms      = errors.New("textscan: no search terms")
+	ErrTooManyTerms = fmt.Errorf("textscan: more than %d search terms", MaxTerms)
+	ErrEmptyTerm    = errors.New("textscan: empty search term")
+	ErrTermNewline  = errors.New("textscan: search term contains a line break (\\n or \\r)")
+)
+
+// lower maps ASCII upper-case letters to lower case and every other byte to
+// itself.
+var lower = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = byte(c + 'a' - 'A')
+	}
+	return t
+}()
+
+// upper is the inverse of lower for ASCII letters.
+var upper = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = byte(c - 'a' + 'A')
+	}
+	return t
+}()
+
+// freq is a rough frequency rank of bytes in source code and prose; the
+// rarest byte of a term is used as the memchr anchor for folded search.
+var freq = func() (t [256]uint16) {
+	for i := range t {
+		switch {
+		case i < 0x20 || i == 0x7f:
+			t[i] = 2
+		case i >= 0x80:
+			t[i] = 20
+		case i >= 'A' && i <= 'Z':
+			t[i] = 45
+		case i >= '0' && i <= '9':
+			t[i] = 60
+		default:
+			t[i] = 40 // punctuation
+		}
+	}
+	t['\t'] = 120
+	t[' '] = 255
+	for i, c := range []byte("etaoinsrhldcumfpgwybvkxjqz") {
+		t[c] = uint16(220 - 7*i)
+	}
+	for _, c := range []byte("(),.;=\"_-/*:") {
+		t[c] = 100
+	}
+	t['0'], t['1'] = 90, 90
+	for _, c := range []byte("ETAISCDNR") {
+		t[c] = 60
+	}
+	return t
+}()
+
+type term struct {
+	b    []byte // the term, lower-cased when folding
+	s    string // string(b)
+	rare int    // index of the anchor byte (folded search)
+	c1   byte   // anchor byte, lower case
+	c2   byte   // anchor byte, other case (== c1 for non-letters)
+}
+
+// Matcher is an immutable set of literal terms; it is safe for concurrent
+// use.
+type Matcher struct {
+	terms  []term
+	fold   bool
+	maxLen int
+}
+
+// NewMatcher builds a Matcher for 1..MaxTerms non-empty terms, none
+// containing '\n' or '\r'. With foldASCII, ASCII letters match regardless of
+// case.
+func NewMatcher(terms []string, foldASCII bool) (*Matcher, error) {
+	if len(terms) == 0 {
+		return nil, ErrNoTerms
+	}
+	if len(terms) > MaxTerms {
+		return nil, ErrTooManyTerms
+	}
+	m := &Matcher{fold: foldASCII}
+	seen := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		if t == "" {
+			return nil, ErrEmptyTerm
+		}
+		if strings.ContainsAny(t, "\n\r") {
+			return nil, ErrTermNewline
+		}
+		b := []byte(t)
+		if foldASCII {
+			for i, c := range b {
+				b[i] = lower[c]
+			}
+		}
+		if seen[string(b)] {
+			continue // duplicates change nothing
+		}
+		seen[string(b)] = true
+		tm := term{b: b, s: string(b)}
+		best := -1
+		for i, c := range b {
+			f := int(freq[c])
+			if foldASCII && upper[c] != c {
+				f += int(freq[upper[c]])
+			}
+			if best < 0 || f < best {
+				best, tm.rare = f, i
+			}
+		}
+		tm.c1 = b[tm.rare]
+		tm.c2 = tm.c1
+		if foldASCII {
+			tm.c2 = upper[tm.c1]
+		}
+		m.terms = append(m.terms, tm)
+		m.maxLen = max(m.maxLen, len(b))
+	}
+	return m, nil
+}
+
+// FoldASCII reports whether the matcher folds ASCII letters.
+func (m *Matcher) FoldASCII() bool { return m.fold }
+
+// MaxTermLen is the length in bytes of the longest term.
+func (m *Matcher) MaxTermLen() int { return m.maxLen }
+
+// MatchString reports whether any term occurs in s.
+func (m *Matcher) MatchString(s string) bool {
+	for i := range m.terms {
+		t := &m.terms[i]
+		if m.fold {
+			if containsFold(s, t.s) {
+				return true
+			}
+		} else if strings.Contains(s, t.s) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether t (already lower-cased) occurs in s with
+// ASCII letters folded.
+func containsFold(s, t string) bool {
+	n := len(t)
+	for i := 0; i+n <= len(s); i++ {
+		if lower[s[i]] != t[0] {
+			continue
+		}
+		j := 1
+		for j < n && lower[s[i+j]] == t[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+// foldEq reports whether b equals t (lower-cased) with ASCII letters folded;
+// len(b) == len(t).
+func foldEq(b, t []byte) bool {
+	for i, c := range t {
+		if lower[b[i]] != c {
+			return false
+		}
+	}
+	return true
+}

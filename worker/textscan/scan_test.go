@@ -1,0 +1,504 @@
+package textscan
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// ---- naive reference ----
+
+func lowerASCII(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func refEvidence(p []byte) string {
+	var out []byte
+	for len(p) > 0 {
+		_, n := utf8.DecodeRune(p)
+		if len(out)+n > MaxEvidenceBytes {
+			break
+		}
+		out = append(out, p[:n]...)
+		p = p[n:]
+	}
+	return string(out)
+}
+
+// reference scans text the slow way: split lines, bytes.Contains on folded
+// copies; lines longer than w are cut into windows as documented.
+func reference(text []byte, terms []string, fold bool, w int) []Match {
+	var ft [][]byte
+	for _, t := range terms {
+		b := []byte(t)
+		if fold {
+			b = lowerASCII(b)
+		}
+		ft = append(ft, b)
+	}
+	var out []Match
+	off, line := 0, 1
+	for off < len(text) {
+		var ln []byte
+		nextOff := len(text)
+		if e := bytes.IndexByte(text[off:], '\n'); e >= 0 {
+			ln, nextOff = text[off:off+e], off+e+1
+		} else {
+			ln = text[off:]
+		}
+		hay := ln
+		if fold {
+			hay = lowerASCII(ln)
+		}
+		if len(ln) <= w {
+			hit := false
+			for _, t := range ft {
+				hit = hit || bytes.Contains(hay, t)
+			}
+			if hit && utf8.Valid(ln) {
+				out = append(out, Match{Line: line, Offset: int64(off), Text: refEvidence(bytes.TrimSuffix(ln, []byte("\r")))})
+			}
+		} else {
+			for a := 0; a < len(ln); a += w {
+				b := min(a+w, len(ln))
+				lastW := b == len(ln)
+				hit := false
+				for _, t := range ft {
+					for st := a; st < b; st++ {
+						if bytes.HasPrefix(hay[st:], t) {
+							hit = true
+						}
+					}
+				}
+				if !hit {
+					continue
+				}
+				own := ln[a:b]
+				if a > 0 {
+					for k := 0; k < 3 && len(own) > 0 && own[0]&0xC0 == 0x80; k++ {
+						own = own[1:]
+					}
+				}
+				if lastW {
+					own = bytes.TrimSuffix(own, []byte("\r"))
+				} else {
+					for k := 1; k <= 3 && k <= len(own); k++ {
+						if tail := own[len(own)-k:]; utf8.RuneStart(tail[0]) {
+							if !utf8.FullRune(tail) {
+								own = own[:len(own)-k]
+							}
+							break
+						}
+					}
+				}
+				if utf8.Valid(own) {
+					out = append(out, Match{Line: line, Offset: int64(off + a), Text: refEvidence(own)})
+				}
+			}
+		}
+		off, line = nextOff, line+1
+	}
+	return out
+}
+
+// ---- helpers ----
+
+func newTestScanner(t testing.TB, terms []string, fold bool, chunk, maxLine int) *Scanner {
+	t.Helper()
+	m, err := NewMatcher(terms, fold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewScanner(m)
+	if chunk > 0 {
+		s.chunk = chunk
+	}
+	if maxLine > 0 {
+		s.maxLine = maxLine
+	}
+	return s
+}
+
+// scanAll runs successive Scan calls with the given budget until done,
+// checking the resume invariants, and returns all matches.
+func scanAll(t testing.TB, s *Scanner, text []byte, budget int64) []Match {
+	t.Helper()
+	r := bytes.NewReader(text)
+	size := int64(len(text))
+	var got []Match
+	pos := Position{}
+	for calls := 0; ; calls++ {
+		if calls > len(text)+2 {
+			t.Fatalf("no progress: %d calls for %d bytes", calls, len(text))
+		}
+		next, scanned, done, err := s.Scan(r, size, pos, budget, func(m Match) bool {
+			got = append(got, m)
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scanned != next.Offset-pos.Offset {
+			t.Fatalf("scanned %d, moved %d", scanned, next.Offset-pos.Offset)
+		}
+		if done {
+			if next.Offset != size {
+				t.Fatalf("done at %d of %d", next.Offset, size)
+			}
+			return got
+		}
+		if scanned <= 0 {
+			t.Fatalf("no progress from %+v", pos)
+		}
+		if next.Offset > 0 && text[next.Offset-1] != '\n' {
+			// Only allowed inside a giant line, at a window boundary.
+			ls := bytes.LastIndexByte(text[:next.Offset], '\n') + 1
+			if (next.Offset-int64(ls))%int64(s.maxLine) != 0 {
+				t.Fatalf("resume at %d: not a line start nor a window boundary", next.Offset)
+			}
+		}
+		if want := 1 + bytes.Count(text[:next.Offset], []byte("\n")); next.Line != want {
+			t.Fatalf("resume at %d: line %d, want %d", next.Offset, next.Line, want)
+		}
+		pos = next
+	}
+}
+
+func checkMatches(t testing.TB, got, want []Match) {
+	t.Helper()
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("matches differ\n got: %+v\nwant: %+v", got, want)
+	}
+	for _, m := range got {
+		if !utf8.ValidString(m.Text) || len(m.Text) > MaxEvidenceBytes {
+			t.Fatalf("bad evidence %q", m.Text)
+		}
+	}
+}
+
+// ---- tests ----
+
+func TestNewMatcherErrors(t *testing.T) {
+	many := make([]string, MaxTerms+1)
+	for i := range many {
+		many[i] = fmt.Sprint("t", i)
+	}
+	for _, tc := range []struct {
+		terms []string
+		err   error
+	}{
+		{nil, ErrNoTerms},
+		{many, ErrTooManyTerms},
+		{[]string{"a", ""}, ErrEmptyTerm},
+		{[]string{"a\nb"}, ErrTermNewline},
+		{[]string{"a\r"}, ErrTermNewline},
+		{many[:MaxTerms], nil},
+	} {
+		_, err := NewMatcher(tc.terms, false)
+		if err != tc.err {
+			t.Errorf("%q: err %v, want %v", tc.terms, err, tc.err)
+		}
+	}
+}
+
+func TestMatchString(t *testing.T) {
+	for _, tc := range []struct {
+		terms []string
+		fold  bool
+		s     string
+		want  bool
+	}{
+		{[]string{"foo"}, false, "a/foo/b", true},
+		{[]string{"foo"}, false, "a/FOO/b", false},
+		{[]string{"foo"}, true, "a/FOO/b", true},
+		{[]string{"CAFÉ"}, true, "cafÉ.txt", true},
+		{[]string{"CAFÉ"}, true, "café.txt", false},
+		{[]string{"x", "yz"}, false, "ayzb", true},
+		{[]string{"x", "yz"}, false, "ay zb", false},
+		{[]string{"long-term"}, true, "lon", false},
+	} {
+		m, err := NewMatcher(tc.terms, tc.fold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.MatchString(tc.s); got != tc.want {
+			t.Errorf("%q fold=%v in %q: %v, want %v", tc.terms, tc.fold, tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestScanCases(t *testing.T) {
+	long := strings.Repeat("é", 200) // 400 bytes
+	for _, tc := range []struct {
+		name  string
+		terms []string
+		fold  bool
+		text  string
+		want  []Match
+	}{
+		{"empty file", []string{"a"}, false, "", nil},
+		{"single", []string{"needle"}, false, "hay\na needle here\nhay\n",
+			[]Match{{2, 4, "a needle here"}}},
+		{"no trailing newline", []string{"end"}, false, "a\nthe end",
+			[]Match{{2, 2, "the end"}}},
+		{"case sensitive", []string{"Foo"}, false, "foo\nFoo\nFOO\n",
+			[]Match{{2, 4, "Foo"}}},
+		{"fold", []string{"Foo"}, true, "foo\nFoo\nFOO\nbar\n",
+			[]Match{{1, 0, "foo"}, {2, 4, "Foo"}, {3, 8, "FOO"}}},
+		{"fold ascii only", []string{"CAFÉ"}, true, "café\nCAFÉ\ncafÉ\n",
+			[]Match{{2, 6, "CAFÉ"}, {3, 12, "cafÉ"}}},
+		{"multi term once per line", []string{"alpha", "beta", "pha"}, false,
+			"alpha beta\nnone\nbeta\nalphabet\n",
+			[]Match{{1, 0, "alpha beta"}, {3, 16, "beta"}, {4, 21, "alphabet"}}},
+		{"CR dropped", []string{"win"}, false, "win\r\nx\r\nwin\r",
+			[]Match{{1, 0, "win"}, {3, 8, "win"}}},
+		{"inner CR kept", []string{"a"}, false, "a\rb\r\n", []Match{{1, 0, "a\rb"}}},
+		{"evidence cut on rune boundary", []string{"x"}, false, "x" + long + "\n",
+			[]Match{{1, 0, "x" + strings.Repeat("é", 119)}}},
+		{"evidence exact", []string{"x"}, false, strings.Repeat("x", 240) + "\r\n",
+			[]Match{{1, 0, strings.Repeat("x", 240)}}},
+		{"invalid line skipped alone", []string{"key"}, false,
+			"key ok\nkey \xff bad\nkey ok2\n\xfe no match\n",
+			[]Match{{1, 0, "key ok"}, {3, 17, "key ok2"}}},
+		{"empty lines", []string{"z"}, false, "\n\n\nz\n\n", []Match{{4, 3, "z"}}},
+		{"overlapping candidates fold", []string{"aab"}, true, "AAAAB\naaab\n",
+			[]Match{{1, 0, "AAAAB"}, {2, 6, "aaab"}}},
+		{"term at end", []string{"ab"}, true, "xxAB", []Match{{1, 0, "xxAB"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if ref := reference([]byte(tc.text), tc.terms, tc.fold, MaxLineBytes); !reflect.DeepEqual(ref, tc.want) && !(len(ref) == 0 && len(tc.want) == 0) {
+				t.Fatalf("reference disagrees with table: %+v", ref)
+			}
+			for _, budget := range []int64{1, 3, 1 << 30} {
+				s := newTestScanner(t, tc.terms, tc.fold, 0, 0)
+				checkMatches(t, scanAll(t, s, []byte(tc.text), budget), tc.want)
+			}
+		})
+	}
+}
+
+func TestLooksBinary(t *testing.T) {
+	pad := func(s string) []byte { // put s at the end of an 8 KiB head
+		return []byte(strings.Repeat("a", HeadBytes-len(s)) + s)
+	}
+	for _, tc := range []struct {
+		name string
+		head []byte
+		want bool
+	}{
+		{"empty", nil, false},
+		{"text", []byte("hello\nworld\n"), false},
+		{"NUL and invalid same line", []byte("ok\na\x00b\xffc\nok\n"), true},
+		{"NUL and invalid different lines", []byte("a\x00b\nc\xffd\n"), false},
+		{"NUL only", []byte("a\x00b\x00\n\x00\n"), false},
+		{"invalid only", []byte("a\xffb\n\xfe\n"), false},
+		{"NUL with valid UTF-8", []byte("é\x00ü\n"), false},
+		{"NUL line last without newline", []byte("x\n\x00\xff"), true},
+		{"second NUL line bad", []byte("\x00ok\nfine\n\x00\xc3\n"), true},
+		{"truncated rune at cut forgiven", pad("\n\x00\xe2\x82"), false},
+		{"truncated rune at end of short file", []byte("\x00\xe2\x82"), true},
+		{"invalid before cut", pad("\n\x00\xe2\x41"), true},
+		{"beyond head ignored", append(pad("\n"), "\x00\xff"...), false},
+	} {
+		if got := LooksBinary(tc.head); got != tc.want {
+			t.Errorf("%s: LooksBinary = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	s := newTestScanner(t, []string{"x"}, false, 0, 0)
+	text := []byte("a\x00\xff\n")
+	if bin, err := s.IsBinary(bytes.NewReader(text), int64(len(text))); err != nil || !bin {
+		t.Errorf("IsBinary = %v, %v", bin, err)
+	}
+}
+
+var pieces = []string{
+	"foo", "FOO", "Foo", "bar", "BAR", "baz", "qux", "café", "CAFÉ", "é", "日本",
+	" ", " ", " ", "x", "y", "\n", "\n", "\n", "\r\n", "\r", "\xff", "\x00", "\xe2\x82",
+	"fo", "o", "ba", "r", "aaaa", "ab",
+}
+
+func randText(rng *rand.Rand, n int) []byte {
+	var b []byte
+	for len(b) < n {
+		if rng.Intn(40) == 0 { // occasional long line
+			for range 20 + rng.Intn(100) {
+				b = append(b, pieces[rng.Intn(len(pieces)-5)]...)
+			}
+			continue
+		}
+		b = append(b, pieces[rng.Intn(len(pieces))]...)
+	}
+	return b
+}
+
+var termSets = [][]string{
+	{"foo"}, {"o"}, {"bar", "baz"}, {"café"}, {"CAFÉ"}, {"aa"}, {"ab", "b", "foo bar"},
+	{"qux", "日本", "x y", "\xff", "é"}, {"oo", "Fo", "BA", "r\r"[:1]},
+}
+
+// TestResumeExact checks that for many budgets, chunk sizes and line caps
+// the union of successive Scan calls equals one unbounded scan and the naive
+// reference, without duplicates.
+func TestResumeExact(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	budgets := []int64{1, 2, 3, 7, 64, 1000, 1 << 40}
+	for iter := range 60 {
+		text := randText(rng, 1+rng.Intn(3000))
+		terms := termSets[rng.Intn(len(termSets))]
+		fold := rng.Intn(2) == 0
+		for _, maxLine := range []int{8, 61, MaxLineBytes} {
+			want := reference(text, terms, fold, maxLine)
+			for _, chunk := range []int{1, 5, 64, readChunk} {
+				s := newTestScanner(t, terms, fold, chunk, maxLine)
+				full := scanAll(t, s, text, 1<<40)
+				checkMatches(t, full, want)
+				for _, b := range budgets {
+					got := scanAll(t, s, text, b)
+					if !reflect.DeepEqual(got, full) {
+						t.Fatalf("iter %d terms %q fold %v maxLine %d chunk %d budget %d:\n got %+v\nfull %+v",
+							iter, terms, fold, maxLine, chunk, b, got, full)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestEmitStop(t *testing.T) {
+	text := []byte("m1\nx\nm2\nm3\r\nx\nm4")
+	s := newTestScanner(t, []string{"m"}, false, 0, 0)
+	r := bytes.NewReader(text)
+	var got []Match
+	pos := Position{}
+	for {
+		n := 0
+		next, _, done, err := s.Scan(r, int64(len(text)), pos, 1<<20, func(m Match) bool {
+			got = append(got, m)
+			n++
+			return false
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !done && n != 1 {
+			t.Fatalf("emitted %d before stop", n)
+		}
+		if n == 1 {
+			last := got[len(got)-1]
+			if wantOff := last.Offset + int64(bytes.IndexByte(text[last.Offset:], '\n')) + 1; !done && next.Offset != wantOff {
+				t.Fatalf("stopped at %+v, want offset %d", next, wantOff)
+			}
+		}
+		if done {
+			break
+		}
+		pos = next
+	}
+	checkMatches(t, got, []Match{{1, 0, "m1"}, {3, 5, "m2"}, {4, 8, "m3"}, {6, 14, "m4"}})
+}
+
+// TestGiantLine uses the real MaxLineBytes: a 2.5 MiB line with matches
+// straddling the window boundaries is reported once per window containing
+// a match start, never twice for one occurrence.
+func TestGiantLine(t *testing.T) {
+	w := MaxLineBytes
+	line := bytes.Repeat([]byte("abcdefgh"), (5*w/2)/8)
+	copy(line[w-3:], "NEEDLE")   // starts in window 0, straddles into window 1
+	copy(line[2*w+10:], "NEEDLE") // window 2
+	text := append([]byte("first NEEDLE\n"), line...)
+	text = append(text, "\nlast NEEDLE\n"...)
+	want := []Match{
+		{1, 0, "first NEEDLE"},
+		{2, 13, string(line[:MaxEvidenceBytes])},
+		{2, 13 + 2*int64(w), string(line[2*w : 2*w+MaxEvidenceBytes])},
+		{3, int64(13 + len(line) + 1), "last NEEDLE"},
+	}
+	checkMatches(t, reference(text, []string{"NEEDLE"}, true, w), want)
+	for _, b := range []int64{1, 1000, int64(w), 1 << 40} {
+		s := newTestScanner(t, []string{"needle"}, true, 0, 0)
+		checkMatches(t, scanAll(t, s, text, b), want)
+		if cap(s.buf) > 2*w+readChunk {
+			t.Fatalf("buffer grew to %d", cap(s.buf))
+		}
+	}
+}
+
+func TestGiantLineSmallWindows(t *testing.T) {
+	// Window size 8, term "xyz": an occurrence straddling a window
+	// boundary is reported by the window it starts in only.
+	text := []byte("0123456xyz0123456789abcdefxyz\nshort xyz\n")
+	want := []Match{
+		{1, 0, "0123456x"},
+		{1, 24, "cdefxyz"},
+		{2, 30, "short xy"},
+	}
+	_ = want
+	ref := reference(text, []string{"xyz"}, false, 8)
+	for _, b := range []int64{1, 2, 9, 100} {
+		s := newTestScanner(t, []string{"xyz"}, false, 3, 8)
+		checkMatches(t, scanAll(t, s, text, b), ref)
+	}
+	if len(ref) != 3 || ref[0].Offset != 0 || ref[1].Offset != 24 || ref[2].Line != 2 {
+		t.Fatalf("unexpected reference %+v", ref)
+	}
+}
+
+func FuzzScan(f *testing.F) {
+	f.Add([]byte("foo\nbar\r\nFOO baz\n"), "foo|baz", true, uint16(3), false)
+	f.Add([]byte("café\nCAFÉ\x00\xff\n"), "CAFÉ", true, uint16(1), false)
+	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\naab"), "aab|b", false, uint16(7), true)
+	f.Add([]byte(strings.Repeat("xé", 100)+"\nx"), "x|é", false, uint16(0), true)
+	f.Fuzz(func(t *testing.T, text []byte, spec string, fold bool, budget uint16, small bool) {
+		var terms []string
+		for _, tm := range strings.Split(spec, "|") {
+			if tm != "" && !strings.ContainsAny(tm, "\r\n") && len(terms) < MaxTerms {
+				terms = append(terms, tm)
+			}
+		}
+		if len(terms) == 0 {
+			return
+		}
+		maxLine := MaxLineBytes
+		if small {
+			maxLine = 16
+		}
+		want := reference(text, terms, fold, maxLine)
+		s := newTestScanner(t, terms, fold, 7, maxLine)
+		checkMatches(t, scanAll(t, s, text, 1<<40), want)
+		checkMatches(t, scanAll(t, s, text, int64(budget)), want)
+		m, _ := NewMatcher(terms, fold)
+		if got, exp := m.MatchString(string(text)), refContains(text, terms, fold); got != exp {
+			t.Fatalf("MatchString = %v, want %v", got, exp)
+		}
+	})
+}
+
+func refContains(text []byte, terms []string, fold bool) bool {
+	if fold {
+		text = lowerASCII(text)
+	}
+	for _, tm := range terms {
+		b := []byte(tm)
+		if fold {
+			b = lowerASCII(b)
+		}
+		if bytes.Contains(text, b) {
+			return true
+		}
+	}
+	return false
+}
