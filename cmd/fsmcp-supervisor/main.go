@@ -1,0 +1,93 @@
+// Command fsmcp-supervisor serves several confined roots, each in its own
+// fsmcp-worker process, on one stdio MCP connection. See the manifest
+// reference in manifests/.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/fsmcp/fsmcp/supervisor"
+)
+
+const exitUsage = 64
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "check" {
+		return check(args[1:], stderr)
+	}
+	fl := flag.NewFlagSet("fsmcp-supervisor", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	manifestFile := fl.String("manifest", "", "manifest file (YAML, version 1)")
+	workerBin := fl.String("worker", "", "fsmcp-worker binary (default: next to this binary, then $PATH)")
+	grace := fl.Duration("grace", supervisor.DefaultGrace, "how long calls in flight may run at shutdown")
+	if err := fl.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v; usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]\n", err)
+		return exitUsage
+	}
+	if *manifestFile == "" || fl.NArg() > 0 {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]")
+		return exitUsage
+	}
+	bin, err := findWorker(*workerBin)
+	if err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return exitUsage
+	}
+	err = supervisor.Run(context.Background(), supervisor.Options{
+		Manifest: *manifestFile, WorkerBin: bin, Stdin: stdin, Stdout: stdout, Stderr: stderr, Grace: *grace,
+	})
+	var ce *supervisor.ConfigError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ce):
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return 1
+	}
+}
+
+// check validates a manifest without starting anything.
+func check(args []string, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor check FILE")
+		return exitUsage
+	}
+	if _, err := supervisor.Load(args[0], nil); err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return exitUsage
+	}
+	return 0
+}
+
+func findWorker(flagValue string) (string, error) {
+	if flagValue != "" {
+		if _, err := os.Stat(flagValue); err != nil {
+			return "", fmt.Errorf("worker binary %s: %w", flagValue, errors.Unwrap(err))
+		}
+		return filepath.Abs(flagValue)
+	}
+	if self, err := os.Executable(); err == nil {
+		cand := filepath.Join(filepath.Dir(self), "fsmcp-worker")
+		if _, err := os.Stat(cand); err == nil {
+			return cand, nil
+		}
+	}
+	p, err := exec.LookPath("fsmcp-worker")
+	if err != nil {
+		return "", fmt.Errorf("cannot find fsmcp-worker next to this binary or on $PATH; pass --worker BIN")
+	}
+	return p, nil
+}
+

@@ -1,0 +1,139 @@
+// Package front is the supervisor's own MCP server: the union of every
+// root's masked tools, each named <root>_<tool>, routed to that root's
+// worker session. Results come back unchanged; a root that is down answers
+// with a tool error naming it and its state.
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/worker/profile"
+)
+
+// Root is what the front server needs from a supervised root.
+type Root interface {
+	Name() string
+	Tools() []*mcp.Tool
+	Session() (*mcp.ClientSession, error)
+	StateError() error
+}
+
+// Server is the front MCP server plus the bookkeeping for a graceful drain.
+type Server struct {
+	MCP *mcp.Server
+
+	mu       sync.Mutex
+	draining bool
+	inflight int
+	idle     chan struct{} // closed when draining and inflight reaches 0
+}
+
+// ToolName is the front name of a root's tool.
+func ToolName(root, tool string) string { return root + "_" + tool }
+
+// New builds the front server over roots, in their order.
+func New(impl *mcp.Implementation, roots []Root) (*Server, error) {
+	s := &Server{MCP: profile.New(impl, ""), idle: make(chan struct{})}
+	seen := map[string]bool{}
+	for _, r := range roots {
+		for _, t := range r.Tools() {
+			name := ToolName(r.Name(), t.Name)
+			if seen[name] {
+				return nil, fmt.Errorf("front: tool name %s is produced twice; rename a root", name)
+			}
+			seen[name] = true
+			ft := *t
+			ft.Name = name
+			ft.Description = "[" + r.Name() + "] " + t.Description
+			if ft.InputSchema == nil {
+				ft.InputSchema = json.RawMessage(`{"type":"object"}`)
+			}
+			s.MCP.AddTool(&ft, s.forward(r, t.Name))
+		}
+	}
+	return s, nil
+}
+
+func toolError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func (s *Server) forward(r Root, tool string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if !s.enter() {
+			return toolError("the supervisor is shutting down; no new calls are taken"), nil
+		}
+		defer s.leave()
+		session, err := r.Session()
+		if err != nil {
+			return toolError(err.Error()), nil
+		}
+		var args any
+		if raw := req.Params.Arguments; len(raw) > 0 {
+			args = raw
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err == nil {
+			return res, nil
+		}
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			// The worker refused the request itself (bad arguments, ...):
+			// pass its protocol error through.
+			return nil, rpcErr
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		if se := r.StateError(); se != nil {
+			return toolError(fmt.Sprintf("root %s: its worker stopped during the call (%v)", r.Name(), se)), nil
+		}
+		return toolError(fmt.Sprintf("root %s: the call to its worker failed: %v", r.Name(), err)), nil
+	}
+}
+
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return false
+	}
+	s.inflight++
+	return true
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight--
+	if s.draining && s.inflight == 0 {
+		close(s.idle)
+	}
+}
+
+// Drain stops taking calls and waits up to grace for the calls in flight to
+// finish. It reports whether they all did.
+func (s *Server) Drain(grace time.Duration) bool {
+	s.mu.Lock()
+	if !s.draining {
+		s.draining = true
+		if s.inflight == 0 {
+			close(s.idle)
+		}
+	}
+	s.mu.Unlock()
+	select {
+	case <-s.idle:
+		return true
+	case <-time.After(grace):
+		return false
+	}
+}

@@ -1,0 +1,347 @@
+// Package rootproc runs one root's worker process under go-plugin: it starts
+// the worker with the root's flags and granted environment, holds the MCP
+// client session to it, and restarts it with backoff when it dies. A root
+// that crashes too often is marked failed; its callers get an error naming
+// the root and its state at once.
+package rootproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/supervisor/manifest"
+	"github.com/fsmcp/fsmcp/worker/wire"
+)
+
+// Restart policy.
+const (
+	BackoffMin    = 100 * time.Millisecond
+	BackoffMax    = 10 * time.Second
+	HealthyAfter  = time.Minute
+	CrashWindow   = 60 * time.Second
+	MaxCrashes    = 5 // more than this many in CrashWindow marks the root failed
+	startTimeout  = 15 * time.Second
+	listTimeout   = 15 * time.Second
+	clientVersion = "1"
+)
+
+// State is a root's state.
+type State int
+
+// The states of a root.
+const (
+	Starting State = iota
+	Ready
+	Restarting
+	Failed
+	Stopped
+)
+
+// Config describes how to run one root.
+type Config struct {
+	Root      manifest.Root
+	WorkerBin string
+	// Env is the worker's whole environment (only the root's granted
+	// variables); go-plugin adds its handshake variables.
+	Env []string
+	// Stderr receives the worker's stderr, one prefixed line at a time.
+	Stderr io.Writer
+}
+
+// Proc supervises one root's worker.
+type Proc struct {
+	cfg Config
+
+	mu      sync.Mutex
+	state   State
+	crashes []time.Time
+	failedN int
+	client  *plugin.Client
+	session *mcp.ClientSession
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the current session ends
+	tools   []*mcp.Tool
+}
+
+// New returns a supervisor for cfg's root; nothing is started yet.
+func New(cfg Config) *Proc { return &Proc{cfg: cfg, state: Starting} }
+
+// Name is the root's name.
+func (p *Proc) Name() string { return p.cfg.Root.Name }
+
+// Tools lists the worker's tools as it reported them at the first start.
+func (p *Proc) Tools() []*mcp.Tool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tools
+}
+
+// PID is the current worker's process id, or 0.
+func (p *Proc) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Session returns the live session to the worker, or an error naming the
+// root and its state.
+func (p *Proc) Session() (*mcp.ClientSession, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == Ready && p.session != nil {
+		return p.session, nil
+	}
+	return nil, p.stateErrorLocked()
+}
+
+// StateError describes why the root cannot take a call now.
+func (p *Proc) StateError() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stateErrorLocked()
+}
+
+func (p *Proc) stateErrorLocked() error {
+	name := p.cfg.Root.Name
+	switch p.state {
+	case Starting:
+		return fmt.Errorf("root %s is starting; try again shortly", name)
+	case Restarting:
+		return fmt.Errorf("root %s is restarting after its worker exited; try again shortly", name)
+	case Failed:
+		return fmt.Errorf("root %s failed after %d crashes in %s; its tools stay unavailable until the supervisor is restarted", name, p.failedN, CrashWindow)
+	case Stopped:
+		return fmt.Errorf("root %s is stopped; the supervisor is shutting down", name)
+	}
+	return fmt.Errorf("root %s is not ready", name)
+}
+
+// ExitError is a worker that exited before it was ready.
+type ExitError struct {
+	Root string
+	Code int // the worker's exit code, -1 if unknown
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Code >= 0 {
+		return fmt.Sprintf("root %s: worker exited with status %d before it was ready: %v", e.Root, e.Code, e.Err)
+	}
+	return fmt.Sprintf("root %s: worker did not start: %v", e.Root, e.Err)
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Start launches the worker and lists its tools. It is called once before
+// Run; an error means the root could not be brought up.
+func (p *Proc) Start(ctx context.Context) error {
+	if err := p.launch(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	p.mu.Lock()
+	s := p.session
+	p.mu.Unlock()
+	res, err := s.ListTools(ctx, nil)
+	if err != nil {
+		p.kill()
+		return &ExitError{Root: p.Name(), Code: -1, Err: fmt.Errorf("list tools: %w", err)}
+	}
+	var tools []*mcp.Tool
+	for _, t := range res.Tools {
+		if p.cfg.Root.Tools.Has(t.Name) {
+			tools = append(tools, t)
+		}
+	}
+	p.mu.Lock()
+	p.tools = tools
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *Proc) launch(ctx context.Context) error {
+	cmd := exec.Command(p.cfg.WorkerBin, p.cfg.Root.Args()...)
+	cmd.Env = append([]string{}, p.cfg.Env...)
+	setParentDeath(cmd)
+	stderr := p.cfg.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  wire.Handshake,
+		Plugins:          wire.Plugins(),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		SkipHostEnv:      true,
+		StartTimeout:     startTimeout,
+		Stderr:           stderr,
+		SyncStderr:       stderr,
+		SyncStdout:       stderr,
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: p.Name(), Level: hclog.Off, Output: io.Discard}),
+	})
+	fail := func(err error) error {
+		client.Kill()
+		code := -1
+		if cmd.ProcessState != nil && client.Exited() {
+			code = cmd.ProcessState.ExitCode()
+		}
+		return &ExitError{Root: p.Name(), Code: code, Err: err}
+	}
+	rpc, err := client.Client()
+	if err != nil {
+		return fail(err)
+	}
+	raw, err := rpc.Dispense(wire.PluginName)
+	if err != nil {
+		return fail(fmt.Errorf("dispense plugin: %w", err))
+	}
+	wc, ok := raw.(*wire.Client)
+	if !ok {
+		return fail(fmt.Errorf("plugin is %T, not a wire client", raw))
+	}
+	mc := mcp.NewClient(&mcp.Implementation{Name: "fsmcp-supervisor/" + p.Name(), Version: clientVersion}, nil)
+	cctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	session, err := mc.Connect(cctx, wc.Transport(), nil)
+	if err != nil {
+		return fail(fmt.Errorf("connect MCP session: %w", err))
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = session.Wait()
+		close(exited)
+	}()
+	p.mu.Lock()
+	p.client, p.session, p.cmd, p.exited = client, session, cmd, exited
+	if p.state != Failed && p.state != Stopped {
+		p.state = Ready
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// kill ends the current worker, if any.
+func (p *Proc) kill() {
+	p.mu.Lock()
+	client, session := p.client, p.session
+	p.client, p.session = nil, nil
+	p.mu.Unlock()
+	if session != nil {
+		_ = session.Close()
+	}
+	if client != nil {
+		client.Kill()
+	}
+}
+
+// Run watches the worker started by Start and restarts it with backoff until
+// ctx is done, then stops it. It returns nil when stopped by ctx.
+func (p *Proc) Run(ctx context.Context) error {
+	backoff := BackoffMin
+	for {
+		p.mu.Lock()
+		exited, started := p.exited, time.Now()
+		p.mu.Unlock()
+		if exited != nil {
+			select {
+			case <-ctx.Done():
+				p.stop()
+				return nil
+			case <-exited:
+			}
+			if time.Since(started) >= HealthyAfter {
+				backoff = BackoffMin
+			}
+		}
+		p.kill()
+		if p.recordCrash() {
+			fmt.Fprintf(p.stderr(), "%s: worker failed after %d crashes in %s; its tools are disabled\n", p.Name(), p.failedCount(), CrashWindow)
+			<-ctx.Done()
+			p.stop()
+			return nil
+		}
+		fmt.Fprintf(p.stderr(), "%s: worker exited; restarting in %s\n", p.Name(), backoff)
+		select {
+		case <-ctx.Done():
+			p.stop()
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, BackoffMax)
+		if err := p.launch(ctx); err != nil {
+			fmt.Fprintf(p.stderr(), "%s: restart failed: %v\n", p.Name(), err)
+			p.mu.Lock()
+			p.exited = nil
+			p.mu.Unlock()
+		}
+	}
+}
+
+// recordCrash notes a crash and reports whether the root is now failed.
+func (p *Proc) recordCrash() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	kept := p.crashes[:0]
+	for _, t := range p.crashes {
+		if now.Sub(t) < CrashWindow {
+			kept = append(kept, t)
+		}
+	}
+	p.crashes = append(kept, now)
+	if len(p.crashes) > MaxCrashes {
+		p.state = Failed
+		p.failedN = len(p.crashes)
+		return true
+	}
+	p.state = Restarting
+	return false
+}
+
+func (p *Proc) failedCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failedN
+}
+
+func (p *Proc) stop() {
+	p.mu.Lock()
+	if p.state != Failed {
+		p.state = Stopped
+	}
+	p.mu.Unlock()
+	p.kill()
+}
+
+// Stop ends the worker without restarting it (used when startup of another
+// root fails before Run).
+func (p *Proc) Stop() { p.stop() }
+
+func (p *Proc) stderr() io.Writer {
+	if p.cfg.Stderr != nil {
+		return p.cfg.Stderr
+	}
+	return os.Stderr
+}
+
+// IsExit reports whether err is a worker that exited with code before it
+// was ready.
+func IsExit(err error, code int) bool {
+	var e *ExitError
+	return errors.As(err, &e) && e.Code == code
+}

@@ -1,0 +1,201 @@
+// Package supervisor runs fsmcp-supervisor: it loads a manifest, starts one
+// worker per root, serves the union of their tools on one stdio MCP
+// connection, and stops everything on SIGINT, SIGTERM or end of input. The
+// actors (front server, one per root, signals) run in an oklog/run group.
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/oklog/run"
+
+	"github.com/fsmcp/fsmcp/supervisor/front"
+	"github.com/fsmcp/fsmcp/supervisor/manifest"
+	"github.com/fsmcp/fsmcp/supervisor/rootproc"
+)
+
+// DefaultGrace is how long calls in flight may take to finish at shutdown.
+const DefaultGrace = 5 * time.Second
+
+// Version is the supervisor's implementation version.
+const Version = "0.1.0"
+
+// Options configure Run.
+type Options struct {
+	Manifest  string
+	WorkerBin string
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+	Grace     time.Duration
+	// LookupEnv reads the supervisor's environment (os.LookupEnv if nil).
+	LookupEnv func(string) (string, bool)
+}
+
+// ConfigError is a configuration problem found before anything was served;
+// the command exits 64 on it.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Load reads and checks the manifest and the environment it needs.
+func Load(file string, lookup func(string) (string, bool)) (*manifest.Manifest, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	m, err := manifest.Load(file)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	if err := m.CheckEnv(lookup); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	return m, nil
+}
+
+// Run serves until stdin ends or a signal arrives. It returns nil on a clean
+// stop, a *ConfigError for configuration problems found before serving.
+func Run(ctx context.Context, o Options) error {
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	lookup := o.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	m, err := Load(o.Manifest, lookup)
+	if err != nil {
+		return err
+	}
+	procs, err := startAll(ctx, m, o, lookup)
+	if err != nil {
+		return err
+	}
+	roots := make([]front.Root, len(procs))
+	for i, p := range procs {
+		roots[i] = p
+	}
+	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: Version}, roots)
+	if err != nil {
+		stopAll(procs)
+		return &ConfigError{Err: err}
+	}
+
+	var g run.Group
+	{
+		// Front server. Input is copied through a pipe so that end of input
+		// (or a stop) reaches the server only after calls in flight finish.
+		pr, pw := io.Pipe()
+		eof := make(chan struct{})
+		go func() {
+			_, _ = io.Copy(pw, o.Stdin)
+			close(eof)
+		}()
+		served := make(chan error, 1)
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		go func() {
+			served <- fs.MCP.Run(sctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{o.Stdout}})
+		}()
+		stop := make(chan struct{})
+		drained := make(chan struct{})
+		g.Add(func() error {
+			defer close(drained)
+			var err error
+			select {
+			case <-eof:
+			case <-stop:
+			case err = <-served:
+				cancel()
+				return serveError(err)
+			}
+			if !fs.Drain(o.Grace) {
+				fmt.Fprintf(o.Stderr, "fsmcp-supervisor: calls still running after %s; stopping anyway\n", o.Grace)
+			}
+			_ = pw.Close()
+			select {
+			case err = <-served:
+			case <-time.After(time.Second):
+			}
+			cancel()
+			return serveError(err)
+		}, func(error) {
+			select {
+			case <-stop:
+			default:
+				close(stop)
+			}
+			<-drained
+		})
+	}
+	for _, p := range procs {
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		g.Add(func() error { return p.Run(pctx) }, func(error) { cancel() })
+	}
+	{
+		execute, interrupt := run.SignalHandler(ctx, os.Interrupt, syscall.SIGTERM)
+		g.Add(execute, interrupt)
+	}
+	err = g.Run()
+	var sig run.SignalError
+	if err == nil || errors.As(err, &sig) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func serveError(err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, io.ErrClosedPipe) {
+		return nil
+	}
+	return fmt.Errorf("front server: %w", err)
+}
+
+// startAll brings every root up at once; if one fails, the others are
+// stopped and the error is returned (a *ConfigError when the worker refused
+// its configuration with status 64).
+func startAll(ctx context.Context, m *manifest.Manifest, o Options, lookup func(string) (string, bool)) ([]*rootproc.Proc, error) {
+	procs := make([]*rootproc.Proc, len(m.Roots))
+	errs := make(chan error, len(m.Roots))
+	for i, r := range m.Roots {
+		var env []string
+		if r.CursorKeyEnv != "" {
+			if v, ok := lookup(r.CursorKeyEnv); ok {
+				env = append(env, r.CursorKeyEnv+"="+v)
+			}
+		}
+		procs[i] = rootproc.New(rootproc.Config{Root: r, WorkerBin: o.WorkerBin, Env: env, Stderr: NewPrefixWriter(o.Stderr, r.Name+": ")})
+		go func(p *rootproc.Proc) { errs <- p.Start(ctx) }(procs[i])
+	}
+	var first error
+	for range procs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		stopAll(procs)
+		if rootproc.IsExit(first, 64) {
+			return nil, &ConfigError{Err: first}
+		}
+		return nil, first
+	}
+	return procs, nil
+}
+
+func stopAll(procs []*rootproc.Proc) {
+	for _, p := range procs {
+		p.Stop()
+	}
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
