@@ -90,4 +90,3 @@ func findWorker(flagValue string) (string, error) {
 	}
 	return p, nil
 }
-
