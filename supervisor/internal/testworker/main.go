@@ -1,7 +1,8 @@
 // Command testworker is a small stand-in for fsmcp-worker used by the
 // supervisor's own tests: a real plugin process that registers the tools of
 // its --tools mask, reads and writes real files under --root, and holds a
-// read_text_file call on a path named "slow" for --slow until cancelled (to
+// read_text_file call on a path named "slow-DURATION" (for example
+// "slow-1s"; --slow when the duration does not parse) until cancelled (to
 // exercise cancellation and the shutdown grace period).
 package main
 
@@ -73,17 +74,27 @@ func main() {
 	if mask.Has(toolset.ReadTextFile) {
 		mcp.AddTool(srv, &mcp.Tool{Name: toolset.ReadTextFile, Description: "Read a file.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 			func(ctx context.Context, _ *mcp.CallToolRequest, a readArgs) (*mcp.CallToolResult, readOut, error) {
-				if a.Path == "slow" {
+				if d, ok := strings.CutPrefix(a.Path, "slow-"); ok {
+					hold, err := time.ParseDuration(d)
+					if err != nil {
+						hold = *slow
+					}
 					select {
-					case <-time.After(*slow):
+					case <-time.After(hold):
 					case <-ctx.Done():
 						fmt.Fprintln(os.Stderr, "testworker: slow call cancelled")
 						return nil, readOut{}, ctx.Err()
 					}
 				}
 				b, err := os.ReadFile(filepath.Join(*root, filepath.Base(a.Path)))
+				if strings.HasPrefix(a.Path, "slow-") {
+					b, err = nil, nil
+				}
 				if err != nil {
 					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such file: " + a.Path}}}, readOut{}, nil
+				}
+				if strings.HasPrefix(a.Path, "slow-") {
+					b = []byte("slept")
 				}
 				return nil, readOut{Items: []item{{0, string(b)}}, ContentHash: "h"}, nil
 			})
