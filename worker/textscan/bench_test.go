@@ -1,0 +1,107 @@
+package textscan
+
+import (
+	"bytes"
+	"math/rand"
+	"sync"
+	"testing"
+)
+
+var (
+	benchOnce sync.Once
+	benchText []byte
+)
+
+// benchCorpus is ~64 MiB of generated source-like text with a rare literal
+// ("zqxjNeedle") on a handful of lines.
+func benchCorpus() []byte {
+	benchOnce.Do(func() {
+		rng := rand.New(rand.NewSource(42))
+		words := []string{"func", "return", "if", "err", "nil", "the", "value", "for", "range",
+			"string", "int", "package", "import", "struct", "type", "var", "const", "else",
+			"Config", "Handler", "ctx", "x", "i", "len", "make", "append", "error", "true", "false",
+			"(", ")", "{", "}", "=", ":=", ",", ".", "//", "über", "naïve"}
+		const size = 64 << 20
+		b := make([]byte, 0, size+256)
+		for len(b) < size {
+			n := 3 + rng.Intn(12)
+			b = append(b, "\t"[:rng.Intn(2)]...)
+			for i := 0; i < n; i++ {
+				b = append(b, words[rng.Intn(len(words))]...)
+				b = append(b, ' ')
+			}
+			if rng.Intn(1<<17) == 0 {
+				b = append(b, "zqxjNeedle"...)
+			}
+			b = append(b, '\n')
+		}
+		benchText = b
+	})
+	return benchText
+}
+
+func benchScan(b *testing.B, terms []string, fold bool) {
+	text := benchCorpus()
+	m, err := NewMatcher(terms, fold)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewScanner(m)
+	r := bytes.NewReader(text)
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for b.Loop() {
+		n := 0
+		pos := Position{}
+		for {
+			next, _, done, err := s.Scan(r, int64(len(text)), pos, 1<<40, func(Match) bool { n++; return true })
+			if err != nil {
+				b.Fatal(err)
+			}
+			if done {
+				break
+			}
+			pos = next
+		}
+		if n == 0 && terms[0] == "zqxjNeedle" {
+			b.Fatal("no match")
+		}
+	}
+}
+
+func BenchmarkScanRare(b *testing.B)     { benchScan(b, []string{"zqxjNeedle"}, false) }
+func BenchmarkScanRareFold(b *testing.B) { benchScan(b, []string{"ZQXJneedle"}, true) }
+func BenchmarkScanRare4(b *testing.B) {
+	benchScan(b, []string{"zqxjNeedle", "Frobnicate", "qwertyuiop", "#pragma"}, false)
+}
+func BenchmarkScanRare4Fold(b *testing.B) {
+	benchScan(b, []string{"zqxjNeedle", "Frobnicate", "qwertyuiop", "#pragma"}, true)
+}
+
+// BenchmarkScanPaged scans the corpus in 1 MiB budgets, as a paging caller
+// would.
+func BenchmarkScanPaged(b *testing.B) {
+	text := benchCorpus()
+	m, _ := NewMatcher([]string{"zqxjNeedle"}, true)
+	s := NewScanner(m)
+	r := bytes.NewReader(text)
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for b.Loop() {
+		pos := Position{}
+		for {
+			next, _, done, err := s.Scan(r, int64(len(text)), pos, 1<<20, func(Match) bool { return true })
+			if err != nil {
+				b.Fatal(err)
+			}
+			if done {
+				break
+			}
+			pos = next
+		}
+	}
+}
+
+// BenchmarkScanCommon reports many lines (a common word), exercising line
+// location and evidence.
+func BenchmarkScanCommon(b *testing.B) { benchScan(b, []string{"Handler"}, false) }
