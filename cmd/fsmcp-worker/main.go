@@ -1,0 +1,183 @@
+// Command fsmcp-worker serves one confined root over MCP on stdio.
+//
+// Run by hand (or by an MCP host) it is an ordinary stdio server; launched
+// by fsmcp-supervisor through go-plugin it serves the same tools over the
+// plugin's stream instead.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/fsmcp/fsmcp/worker"
+	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/toolset"
+	"github.com/fsmcp/fsmcp/worker/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// exitUsage is the exit status of a configuration error (EX_USAGE).
+const exitUsage = 64
+
+const usage = `Usage: fsmcp-worker --root DIR --include GLOB [options]
+
+Serve one directory over MCP (protocol 2026-07-28) on stdin/stdout.
+
+  --root DIR                  directory to confine to (required)
+  --include GLOB              serve matching paths; required, repeatable
+  --exclude GLOB              never serve matching paths; repeatable
+  --no-default-exclude        drop the built-in exclude list
+  --max-files N               files one traversal may select (50000)
+  --max-directories N         directories one traversal may enter (50000)
+  --max-depth N               deepest directory nesting walked (64)
+  --max-entries N             directory entries one traversal may read (1000000)
+  --max-scan-bytes N          source bytes scanned per search_text page (4194304, min 16384)
+  --max-file-bytes N          do not serve files larger than this (no cap)
+  --max-read-bytes N          source bytes per read page (16384, 4..1048576)
+  --max-result-bytes N        ceiling on the decoded tool result (48000, 48000..1048576)
+  --max-write-bytes N         largest write_text_file payload (65536)
+  --cursor-key-env NAME       deterministic cursors keyed by this variable (base64url, >= 32 bytes)
+  --max-cursor-hash-bytes N   uncached bytes hashed per deterministic call (16777216)
+  --tools LIST                tools to register: read, write, all, or names (all)
+  --name NAME                 the root's name in logs and cursor scopes (root)
+  --help                      show this help
+  --version                   print the version
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type options struct {
+	cfg     worker.Config
+	keyEnv  string
+	help    bool
+	version bool
+}
+
+func parse(args []string) (*options, error) {
+	o := &options{cfg: worker.Config{Limits: worker.DefaultLimits}}
+	fs := flag.NewFlagSet("fsmcp-worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.cfg.Root, "root", "", "")
+	fs.Func("include", "", func(s string) error { o.cfg.Include = append(o.cfg.Include, s); return nil })
+	fs.Func("exclude", "", func(s string) error { o.cfg.Exclude = append(o.cfg.Exclude, s); return nil })
+	fs.BoolVar(&o.cfg.NoDefaultExclude, "no-default-exclude", false, "")
+	l := &o.cfg.Limits
+	for name, p := range map[string]*int64{
+		"max-files": &l.MaxFiles, "max-directories": &l.MaxDirectories, "max-depth": &l.MaxDepth,
+		"max-entries": &l.MaxEntries, "max-scan-bytes": &l.MaxScanBytes, "max-file-bytes": &l.MaxFileBytes,
+		"max-read-bytes": &l.MaxReadBytes, "max-result-bytes": &l.MaxResultBytes,
+		"max-write-bytes": &l.MaxWriteBytes, "max-cursor-hash-bytes": &l.MaxCursorHashBytes,
+	} {
+		fs.Func(name, "", func(s string) error {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || v < 1 {
+				return fmt.Errorf("--%s takes a positive integer, got %q", name, s)
+			}
+			*p = v
+			return nil
+		})
+	}
+	fs.StringVar(&o.keyEnv, "cursor-key-env", "", "")
+	fs.Func("tools", "", func(s string) error {
+		m, err := toolset.Parse(s)
+		if err != nil {
+			return fmt.Errorf("--tools: %v", err)
+		}
+		o.cfg.Tools = m
+		return nil
+	})
+	fs.StringVar(&o.cfg.Name, "name", "", "")
+	fs.BoolVar(&o.help, "help", false, "")
+	fs.BoolVar(&o.version, "version", false, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			o.help = true
+			return o, nil
+		}
+		return nil, flagError(err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q; every option is a --flag", fs.Arg(0))
+	}
+	return o, nil
+}
+
+// flagError shortens the flag package's messages to one line that names
+// the flag the way the user wrote it.
+func flagError(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, ": --"); i >= 0 && strings.HasPrefix(msg, "invalid value") {
+		return errors.New(msg[i+2:])
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return fmt.Errorf("unknown option --%s; see --help", strings.TrimLeft(rest, "-"))
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("option --%s needs a value", strings.TrimLeft(rest, "-"))
+	}
+	return errors.New(msg)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "fsmcp-worker: %v\n", err)
+		return exitUsage
+	}
+	o, err := parse(args)
+	if err != nil {
+		return fail(err)
+	}
+	if o.help {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "fsmcp-worker %s\n", worker.Version())
+		return 0
+	}
+	if o.keyEnv != "" {
+		v, ok := os.LookupEnv(o.keyEnv)
+		if !ok {
+			return fail(fmt.Errorf("--cursor-key-env %s: the variable is not set", o.keyEnv))
+		}
+		key, err := cursor.DecodeKey(v)
+		if err != nil {
+			return fail(fmt.Errorf("--cursor-key-env %s: the value %v", o.keyEnv, err))
+		}
+		o.cfg.CursorKey = key
+	}
+	root, err := worker.Open(o.cfg)
+	if err != nil {
+		return fail(err)
+	}
+	defer root.Close()
+	for _, w := range root.Warnings() {
+		fmt.Fprintf(stderr, "fsmcp-worker: %s\n", w)
+	}
+	srv := worker.NewServer(root, nil)
+	if wire.Launched() {
+		if err := wire.Serve(srv); err != nil {
+			fmt.Fprintf(stderr, "fsmcp-worker: plugin: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = srv.Run(ctx, &mcp.StdioTransport{})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		fmt.Fprintf(stderr, "fsmcp-worker: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,201 @@
+// Package worker is one confined, single-root filesystem MCP server: its
+// configuration, the five tools, and the *mcp.Server that serves them.
+//
+// Open validates a Config and pins the root by descriptor; NewServer builds
+// the server for an opened root. cmd/fsmcp-worker is a thin shell around the
+// two.
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/glob"
+	"github.com/fsmcp/fsmcp/worker/toolset"
+)
+
+// Limits are a root's budgets and walk ceilings. Zero MaxFileBytes means no
+// size cap; every other field must be positive.
+type Limits struct {
+	MaxFiles           int64 // files one traversal may select
+	MaxDirectories     int64 // directories one traversal may enter
+	MaxDepth           int64 // deepest directory nesting walked
+	MaxEntries         int64 // directory entries one traversal may read
+	MaxScanBytes       int64 // source bytes scanned per search_text page (and per start_line seek)
+	MaxFileBytes       int64 // files larger than this are not served; 0 = no cap
+	MaxReadBytes       int64 // source bytes considered per read page
+	MaxResultBytes     int64 // ceiling on the complete decoded tool result
+	MaxWriteBytes      int64 // largest write_text_file payload
+	MaxCursorHashBytes int64 // uncached bytes hashed per deterministic call
+}
+
+// DefaultLimits are the limits a root gets unless told otherwise.
+var DefaultLimits = Limits{
+	MaxFiles:           50000,
+	MaxDirectories:     50000,
+	MaxDepth:           64,
+	MaxEntries:         1000000,
+	MaxScanBytes:       4194304,
+	MaxReadBytes:       16384,
+	MaxResultBytes:     48000,
+	MaxWriteBytes:      65536,
+	MaxCursorHashBytes: 16777216,
+}
+
+// Bounds of the limits that have them.
+const (
+	MinScanBytes   = 16384
+	MinReadBytes   = 4
+	MaxReadBytes   = 1048576
+	MinResultBytes = 48000
+	MaxResultBytes = 1048576
+)
+
+// Config describes one root.
+type Config struct {
+	Root             string   // host directory to confine to
+	Include          []string // what the root may serve; required
+	Exclude          []string // what it never serves
+	NoDefaultExclude bool     // drop the built-in exclude list
+	Limits           Limits
+	Name             string       // the root's name in logs and cursor scopes; default "root"
+	Tools            toolset.Mask // tools to register; nil means all
+	CursorKey        []byte       // stable key for deterministic cursors; nil means process-affine
+}
+
+// ConfigError is an unusable configuration. Its text is one line fit for
+// an operator.
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string { return e.Msg }
+
+func configErrorf(format string, args ...any) error {
+	return &ConfigError{Msg: fmt.Sprintf(format, args...)}
+}
+
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+
+// Root is an opened, validated root, ready to serve.
+type Root struct {
+	cfg      Config
+	lim      Limits
+	dir      *confine.Root
+	sel      *glob.Selector
+	codec    *cursor.Codec
+	mask     toolset.Mask
+	warnings []string
+	digests  *digestCache
+}
+
+// Warnings are the operator notes the configuration earned (a root that
+// can take no write, a literal include a built-in exclude defeats).
+func (r *Root) Warnings() []string { return r.warnings }
+
+// Name is the root's name.
+func (r *Root) Name() string { return r.cfg.Name }
+
+// Close releases the root's descriptor.
+func (r *Root) Close() error { return r.dir.Close() }
+
+// Deterministic reports whether cursors use a stable key and content digests.
+func (r *Root) Deterministic() bool { return r.cfg.CursorKey != nil }
+
+func (l Limits) validate() error {
+	checks := []struct {
+		flag     string
+		v        int64
+		min, max int64
+	}{
+		{"--max-files", l.MaxFiles, 1, 0},
+		{"--max-directories", l.MaxDirectories, 1, 0},
+		{"--max-depth", l.MaxDepth, 1, 0},
+		{"--max-entries", l.MaxEntries, 1, 0},
+		{"--max-scan-bytes", l.MaxScanBytes, MinScanBytes, 0},
+		{"--max-read-bytes", l.MaxReadBytes, MinReadBytes, MaxReadBytes},
+		{"--max-result-bytes", l.MaxResultBytes, MinResultBytes, MaxResultBytes},
+		{"--max-write-bytes", l.MaxWriteBytes, 1, 0},
+		{"--max-cursor-hash-bytes", l.MaxCursorHashBytes, 1, 0},
+	}
+	for _, c := range checks {
+		if c.v < c.min || (c.max > 0 && c.v > c.max) {
+			if c.max > 0 {
+				return configErrorf("%s must be between %d and %d, got %d", c.flag, c.min, c.max, c.v)
+			}
+			return configErrorf("%s must be at least %d, got %d", c.flag, c.min, c.v)
+		}
+	}
+	if l.MaxFileBytes < 0 {
+		return configErrorf("--max-file-bytes must be positive, got %d", l.MaxFileBytes)
+	}
+	return nil
+}
+
+// Open validates cfg and opens its root. Every error is a *ConfigError.
+func Open(cfg Config) (*Root, error) {
+	if cfg.Limits == (Limits{}) {
+		cfg.Limits = DefaultLimits
+	}
+	if err := cfg.Limits.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Name == "" {
+		cfg.Name = "root"
+	}
+	if !namePattern.MatchString(cfg.Name) {
+		return nil, configErrorf("--name %q must match [a-z][a-z0-9-]{0,31}", cfg.Name)
+	}
+	if cfg.Root == "" {
+		return nil, configErrorf("--root is required")
+	}
+	if len(cfg.Include) == 0 {
+		return nil, configErrorf("at least one --include is required; without one the root serves no files (try --include '**')")
+	}
+	mask := cfg.Tools
+	if mask == nil {
+		mask = toolset.Mask(toolset.All)
+	}
+	if len(mask) == 0 {
+		return nil, configErrorf("--tools names no tool")
+	}
+	sel, err := glob.NewSelector(glob.Options{
+		Include:        cfg.Include,
+		Exclude:        cfg.Exclude,
+		DefaultExclude: !cfg.NoDefaultExclude,
+		Hidden:         func(p string) bool { return !strings.Contains(p, "/") && confine.IsTempName(p) },
+	})
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	key := cfg.CursorKey
+	if key == nil {
+		key = cursor.RandomKey()
+	} else if len(key) < cursor.MinKeyBytes {
+		return nil, configErrorf("cursor key must be at least %d bytes", cursor.MinKeyBytes)
+	}
+	codec, err := cursor.New(key, cfg.Name)
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	dir, err := confine.Open(cfg.Root)
+	if err != nil {
+		if errors.Is(err, confine.ErrNotDir) {
+			return nil, configErrorf("--root %q is not a directory", cfg.Root)
+		}
+		return nil, configErrorf("--root %q cannot be opened as a directory", cfg.Root)
+	}
+	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask}
+	if cfg.CursorKey != nil {
+		r.digests = newDigestCache(int(cfg.Limits.MaxFiles))
+	}
+	if !sel.ReachesTopLevel() && mask.Has(toolset.WriteTextFile) {
+		r.warnings = append(r.warnings, "no --include pattern matches a file in the root itself, so write_text_file will refuse every call.")
+	}
+	for _, p := range sel.LiteralIncludesDefeated() {
+		r.warnings = append(r.warnings, fmt.Sprintf("--include %q is covered by a built-in exclude and serves nothing; pass --no-default-exclude to drop the built-in list.", p))
+	}
+	return r, nil
+}

@@ -1,0 +1,167 @@
+package worker
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolError is a failure reported to the caller as a tool error: short,
+// actionable, and free of host paths.
+type toolError struct{ msg string }
+
+func (e *toolError) Error() string { return e.msg }
+
+func toolErrorf(format string, args ...any) error {
+	return &toolError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errorResult turns an error into a tool result. Errors that are not tool
+// errors are internal; their text is replaced so nothing of the host leaks.
+func errorResult(err error) *mcp.CallToolResult {
+	msg := "internal error; the call was not completed"
+	var te *toolError
+	if errors.As(err, &te) {
+		msg = te.msg
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// page is the envelope of the four read tools.
+type page struct {
+	Items       []json.RawMessage `json:"items"`
+	NextCursor  *string           `json:"next_cursor"`
+	ContentHash string            `json:"content_hash"`
+}
+
+// resultFor wraps a structured value as a tool result: the JSON text in
+// content, the same value as structuredContent.
+func resultFor(structured []byte) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(structured)}},
+		StructuredContent: json.RawMessage(structured),
+	}
+}
+
+// resultSize is the size of the result as a client decodes and re-encodes
+// it, plus a reserve for the _meta the SDK adds to every response.
+func resultSize(structured []byte) (int, error) {
+	b, err := json.Marshal(resultFor(structured))
+	if err != nil {
+		return 0, err
+	}
+	return len(b) + metaReserve, nil
+}
+
+// metaReserve covers what the SDK adds around a tool result (the server's
+// identity in _meta, the result type).
+const metaReserve = 512
+
+// escapedLen is a safe upper bound of the bytes b costs once more as the
+// inside of a JSON string (as Go's encoder writes it, HTML escaping
+// included).
+func escapedLen(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == '\u2028' || r == '\u2029' || r == utf8.RuneError {
+			n += 6
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// fitter packs items into a page under the result ceiling.
+type fitter struct {
+	ceiling int
+	used    int // conservative running estimate
+	items   []json.RawMessage
+}
+
+// envelopeReserve covers the page's fixed parts (keys, a cursor, the hash)
+// in both copies.
+const envelopeReserve = 2*cursorReserve + 600
+
+// cursorReserve bounds an issued cursor's length.
+const cursorReserve = 1024
+
+func newFitter(ceiling int64) *fitter {
+	return &fitter{ceiling: int(ceiling), used: envelopeReserve + metaReserve}
+}
+
+// cost is the estimated cost of one more item.
+func itemCost(b []byte) int { return len(b) + 1 + escapedLen(b) + 2 }
+
+// add appends the item if it fits and reports whether it did.
+func (f *fitter) add(b []byte) bool {
+	c := itemCost(b)
+	if f.used+c > f.ceiling {
+		return false
+	}
+	f.used += c
+	f.items = append(f.items, json.RawMessage(b))
+	return true
+}
+
+// room is what one more item may cost.
+func (f *fitter) room() int { return f.ceiling - f.used }
+
+// finish renders the page with the given cursor and hash, checking the real
+// size; it fails only if the estimate was wrong, which is a bug.
+func (f *fitter) finish(next *string, hash string) (*mcp.CallToolResult, error) {
+	if next != nil && len(*next) > cursorReserve {
+		return nil, fmt.Errorf("cursor of %d bytes exceeds its reserve", len(*next))
+	}
+	items := f.items
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	b, err := json.Marshal(page{Items: items, NextCursor: next, ContentHash: hash})
+	if err != nil {
+		return nil, err
+	}
+	n, err := resultSize(b)
+	if err != nil {
+		return nil, err
+	}
+	if n > f.ceiling {
+		return nil, fmt.Errorf("page of %d bytes exceeds the ceiling %d", n, f.ceiling)
+	}
+	return resultFor(b), nil
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// itemsHash is the content hash of a listing page: SHA-256 of the items
+// array exactly as it appears in structuredContent.
+func itemsHash(items []json.RawMessage) string {
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	b, _ := json.Marshal(items)
+	return sha256Hex(b)
+}

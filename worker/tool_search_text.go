@@ -1,0 +1,208 @@
+package worker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/toolset"
+)
+
+type searchTextArgs = searchFilesArgs
+
+type textItem struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// textCursor resumes a text search: the index of the file in scope, the
+// line-start offset and line number inside it, and the scope's state.
+type textCursor struct {
+	File   int    `json:"f"`
+	Offset int64  `json:"o"`
+	Line   int    `json:"l"`
+	State  string `json:"s"`
+}
+
+type scopedFile struct {
+	path string
+	id   confine.Identity
+}
+
+func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, error) {
+	limit, err := pageLimit(a.Limit, defaultLimit, maxLimit)
+	if err != nil {
+		return nil, err
+	}
+	terms, err := searchTerms(a.Query, a.AnyOf)
+	if err != nil {
+		return nil, err
+	}
+	m, err := textscan.NewMatcher(terms, a.CaseInsensitive)
+	if err != nil {
+		return nil, toolErrorf("%v", err)
+	}
+	w := r.newWalk()
+	dir, d, err := w.openScope(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	scope := cursor.Scope{Tool: toolset.SearchText, Args: map[string]any{
+		"path": dir, "terms": terms, "case_insensitive": a.CaseInsensitive,
+	}}
+
+	// Inventory the scope: every page binds the state of all of it.
+	var files []scopedFile
+	err = w.eachFile(d, dir, func(d *confine.Dir, path, name string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		id, err := d.Stat(name)
+		if err != nil || id.Kind() != confine.KindFile {
+			return nil
+		}
+		files = append(files, scopedFile{path, id})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	state, err := r.scopeState(files)
+	if err != nil {
+		return nil, err
+	}
+	var pos textCursor
+	if a.Cursor != "" {
+		if err := r.codec.Decode(a.Cursor, scope, &pos); err != nil {
+			return nil, toolErrorf("%v", err)
+		}
+		if pos.State != state {
+			return nil, toolErrorf("%v", cursor.ErrChanged)
+		}
+		if pos.File < 0 || pos.File > len(files) || pos.Offset < 0 {
+			return nil, toolErrorf("%v", cursor.ErrInvalid)
+		}
+	}
+
+	fit := newFitter(r.lim.MaxResultBytes)
+	sc := textscan.NewScanner(m)
+	budget := r.lim.MaxScanBytes
+	full := false
+	for pos.File < len(files) && budget > 0 && !full {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sf := files[pos.File]
+		next, done, stopped, err := r.scanFile(sc, sf, &pos, &budget, func(mt textscan.Match) bool {
+			if len(fit.items) >= limit {
+				return false
+			}
+			b, _ := json.Marshal(textItem{Path: sf.path, Line: mt.Line, Text: mt.Text})
+			return fit.add(b)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if stopped {
+			// The match that did not fit starts the next page.
+			pos.Offset, pos.Line = next.Offset, next.Line
+			full = true
+			break
+		}
+		if done {
+			pos = textCursor{File: pos.File + 1}
+		} else {
+			pos.Offset, pos.Line = next.Offset, next.Line
+		}
+	}
+	var nextTok *string
+	if pos.File < len(files) {
+		pos.State = state
+		tok, err := r.codec.Encode(scope, pos)
+		if err != nil {
+			return nil, err
+		}
+		nextTok = &tok
+	}
+	return &pageResult{fitter: fit, next: nextTok, hash: itemsHash(fit.items)}, nil
+}
+
+// scanFile scans one file from pos within the budget. stopped reports that
+// emit refused a match; next is then that match's line.
+func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, budget *int64, emit func(textscan.Match) bool) (next textscan.Position, done, stopped bool, err error) {
+	f, id, err := r.dir.OpenFile(sf.path)
+	if err != nil {
+		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
+	}
+	defer f.Close()
+	if id != sf.id {
+		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
+	}
+	if pos.Offset == 0 {
+		bin, err := sc.IsBinary(f, id.Size)
+		if err != nil {
+			return next, false, false, toolErrorf("cannot read %q", sf.path)
+		}
+		if bin {
+			return next, true, false, nil
+		}
+	}
+	var refused *textscan.Match
+	next, scanned, done, err := sc.Scan(f, id.Size, textscan.Position{Offset: pos.Offset, Line: pos.Line}, *budget, func(mt textscan.Match) bool {
+		if !emit(mt) {
+			refused = &mt
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return next, false, false, toolErrorf("cannot read %q", sf.path)
+	}
+	*budget -= scanned
+	if after, err := confine.Fstat(f); err != nil || after != id {
+		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
+	}
+	if refused != nil {
+		return textscan.Position{Offset: refused.Offset, Line: refused.Line}, false, true, nil
+	}
+	return next, done, false, nil
+}
+
+// scopeState digests what a text-search cursor binds: every in-scope path
+// with its physical identity by default, or with its size and content
+// digest when cursors are deterministic.
+func (r *Root) scopeState(files []scopedFile) (string, error) {
+	h := sha256.New()
+	b := &hashBudget{left: r.lim.MaxCursorHashBytes}
+	for _, sf := range files {
+		if !r.Deterministic() {
+			fmt.Fprintf(h, "%s\x00%s\n", sf.path, identityState(sf.id))
+			continue
+		}
+		d, ok := r.digests.get(sf.id)
+		if !ok {
+			f, id, err := r.dir.OpenFile(sf.path)
+			if err != nil {
+				return "", toolErrorf("%v", cursor.ErrChanged)
+			}
+			if id != sf.id {
+				f.Close()
+				return "", toolErrorf("%v", cursor.ErrChanged)
+			}
+			d, err = r.digest(f, id, b)
+			f.Close()
+			if err != nil {
+				return "", err
+			}
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%s\n", sf.path, sf.id.Size, d)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

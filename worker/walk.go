@@ -1,0 +1,192 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/relpath"
+)
+
+// walk is one traversal of the root, with its ceilings.
+type walk struct {
+	r                    *Root
+	files, dirs, entries int64
+}
+
+func (r *Root) newWalk() *walk { return &walk{r: r} }
+
+// entry is a directory entry the walk may use.
+type entry struct {
+	name string
+	kind confine.Kind
+}
+
+// readDir reads d's entries, counts them against --max-entries, and sorts
+// them so that full paths come out in byte order (a directory sorts as if
+// its name ended in '/').
+func (w *walk) readDir(d *confine.Dir, dir string) ([]entry, error) {
+	es, err := d.Entries()
+	if err != nil {
+		return nil, toolErrorf("cannot read directory %s", display(dir))
+	}
+	w.entries += int64(len(es))
+	if w.entries > w.r.lim.MaxEntries {
+		return nil, toolErrorf("the traversal read more than %d directory entries (--max-entries); narrow the path or --include, or raise --max-entries", w.r.lim.MaxEntries)
+	}
+	out := make([]entry, 0, len(es))
+	for _, e := range es {
+		if e.Kind == confine.KindFile || e.Kind == confine.KindDir {
+			out = append(out, entry{e.Name, e.Kind})
+		}
+	}
+	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
+	return out, nil
+}
+
+func (e entry) sortKey() string {
+	if e.kind == confine.KindDir {
+		return e.name + "/"
+	}
+	return e.name
+}
+
+// enter opens the child directory name of d for walking, counting it
+// against the ceilings. It returns nil, nil when the directory vanished or
+// turned into something else meanwhile.
+func (w *walk) enter(d *confine.Dir, path string) (*confine.Dir, error) {
+	depth := int64(strings.Count(path, "/") + 1)
+	if depth > w.r.lim.MaxDepth {
+		return nil, toolErrorf("the traversal reached nesting depth %d at %s (--max-depth is %d); narrow the path or --include, or raise --max-depth", depth, path, w.r.lim.MaxDepth)
+	}
+	w.dirs++
+	if w.dirs > w.r.lim.MaxDirectories {
+		return nil, toolErrorf("the traversal entered more than %d directories (--max-directories); narrow the path or --include, or raise --max-directories", w.r.lim.MaxDirectories)
+	}
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	sub, err := d.OpenDir(name)
+	if err != nil {
+		return nil, nil // gone, or swapped for a link: not served
+	}
+	return sub, nil
+}
+
+// fileServed decides whether the file entry at path is served: the
+// selector (by name only, before any stat) and then the size cap.
+func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, error) {
+	if !w.r.sel.FileSelected(path) {
+		return false, nil
+	}
+	if w.r.lim.MaxFileBytes > 0 {
+		id, err := d.Stat(name)
+		if err != nil || id.Kind() != confine.KindFile || id.Size > w.r.lim.MaxFileBytes {
+			return false, nil
+		}
+	}
+	w.files++
+	if w.files > w.r.lim.MaxFiles {
+		return false, toolErrorf("the traversal selected more than %d files (--max-files); narrow the path or --include, or raise --max-files", w.r.lim.MaxFiles)
+	}
+	return true, nil
+}
+
+// files calls fn for every served file below dir (open as d), in path
+// order.
+func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string) error) error {
+	es, err := w.readDir(d, dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		path := relpath.Join(dir, e.name)
+		if e.kind == confine.KindDir {
+			if w.r.sel.PruneDir(path) {
+				continue
+			}
+			sub, err := w.enter(d, path)
+			if err != nil {
+				return err
+			}
+			if sub == nil {
+				continue
+			}
+			err = w.eachFile(sub, path, fn)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		ok, err := w.fileServed(d, path, e.name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := fn(d, path, e.name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// errFound stops a probe at its first served file.
+var errFound = errors.New("found")
+
+// holdsServedFile reports whether the directory d at dir holds a served file
+// at any depth, stopping at the first one.
+func (w *walk) holdsServedFile(d *confine.Dir, dir string) (bool, error) {
+	err := w.eachFile(d, dir, func(*confine.Dir, string, string) error { return errFound })
+	if err == errFound {
+		return true, nil
+	}
+	return false, err
+}
+
+// openScope opens the directory a tool's path argument names, refusing it
+// unless it is served: not excluded, reachable by an include, no link on
+// the way, and holding at least one served file. An unserved directory gets
+// the same answer as a missing one, so its name does not leak.
+func (w *walk) openScope(arg string) (string, *confine.Dir, error) {
+	dir, err := relpath.Clean(arg)
+	if err != nil {
+		return "", nil, toolErrorf("%v", err)
+	}
+	notServed := toolErrorf("no served directory at %s", display(dir))
+	for i := 0; i <= len(dir); i++ {
+		if dir != "" && (i == len(dir) || dir[i] == '/') && w.r.sel.PruneDir(dir[:i]) {
+			return "", nil, notServed
+		}
+	}
+	if depth := int64(strings.Count(dir, "/") + 1); dir != "" && depth > w.r.lim.MaxDepth {
+		return "", nil, toolErrorf("%s is deeper than --max-depth %d", dir, w.r.lim.MaxDepth)
+	}
+	d, err := w.r.dir.OpenDir(dir)
+	if err != nil {
+		if errors.Is(err, confine.ErrSymlink) {
+			return "", nil, toolErrorf("%s goes through a symbolic link, which this server does not follow", display(dir))
+		}
+		return "", nil, notServed
+	}
+	if dir != "" {
+		ok, err := w.r.newWalk().holdsServedFile(d, dir)
+		if err != nil {
+			d.Close()
+			return "", nil, err
+		}
+		if !ok {
+			d.Close()
+			return "", nil, notServed
+		}
+	}
+	return dir, d, nil
+}
+
+func display(p string) string {
+	if p == "" {
+		return "the root"
+	}
+	return fmt.Sprintf("%q", p)
+}
