@@ -83,7 +83,7 @@ func Run(ctx context.Context, o Options) error {
 	for i, p := range procs {
 		roots[i] = p
 	}
-	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: Version}, roots)
+	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: Version}, roots, o.Grace)
 	if err != nil {
 		stopAll(procs)
 		return &ConfigError{Err: err}
@@ -91,48 +91,24 @@ func Run(ctx context.Context, o Options) error {
 
 	var g run.Group
 	{
-		// Front server. Input is copied through a pipe so that end of input
-		// (or a stop) reaches the server only after calls in flight finish.
-		pr, pw := io.Pipe()
-		eof := make(chan struct{})
-		go func() {
-			_, _ = io.Copy(pw, o.Stdin)
-			close(eof)
-		}()
-		served := make(chan error, 1)
+		// Front server on stdio. A stop lets the requests already read be
+		// answered (within the grace period) before the connection ends.
 		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		go func() {
-			served <- fs.MCP.Run(sctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{o.Stdout}})
-		}()
-		stop := make(chan struct{})
-		drained := make(chan struct{})
+		served := make(chan struct{})
 		g.Add(func() error {
-			defer close(drained)
-			var err error
-			select {
-			case <-eof:
-			case <-stop:
-			case err = <-served:
-				cancel()
-				return serveError(err)
+			defer close(served)
+			err := fs.Serve(sctx, &mcp.IOTransport{Reader: io.NopCloser(o.Stdin), Writer: nopCloser{o.Stdout}})
+			if err != nil {
+				return fmt.Errorf("front server: %w", err)
 			}
-			if !fs.Drain(o.Grace) {
-				fmt.Fprintf(o.Stderr, "fsmcp-supervisor: calls still running after %s; stopping anyway\n", o.Grace)
-			}
-			_ = pw.Close()
-			select {
-			case err = <-served:
-			case <-time.After(time.Second):
-			}
-			cancel()
-			return serveError(err)
+			return nil
 		}, func(error) {
+			fs.Stop()
 			select {
-			case <-stop:
-			default:
-				close(stop)
+			case <-served:
+			case <-time.After(o.Grace + time.Second):
+				cancel()
 			}
-			<-drained
 		})
 	}
 	for _, p := range procs {
@@ -149,13 +125,6 @@ func Run(ctx context.Context, o Options) error {
 		return nil
 	}
 	return err
-}
-
-func serveError(err error) error {
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, io.ErrClosedPipe) {
-		return nil
-	}
-	return fmt.Errorf("front server: %w", err)
 }
 
 // startAll brings every root up at once; if one fails, the others are

@@ -26,22 +26,30 @@ type Root interface {
 	StateError() error
 }
 
-// Server is the front MCP server plus the bookkeeping for a graceful drain.
+// Server is the front MCP server plus the bookkeeping for a graceful stop:
+// once draining, new calls get a tool error, and the connection ends only
+// after every request read has been answered or the grace period is over.
 type Server struct {
 	MCP *mcp.Server
 
-	mu       sync.Mutex
-	draining bool
-	inflight int
-	idle     chan struct{} // closed when draining and inflight reaches 0
+	grace     time.Duration
+	stopped   chan struct{}
+	stopOnce  sync.Once
+	mu        sync.Mutex
+	cond      *sync.Cond
+	draining  bool
+	graceOver bool
+	pending   int // requests read and not yet answered
 }
 
 // ToolName is the front name of a root's tool.
 func ToolName(root, tool string) string { return root + "_" + tool }
 
-// New builds the front server over roots, in their order.
-func New(impl *mcp.Implementation, roots []Root) (*Server, error) {
-	s := &Server{MCP: profile.New(impl, ""), idle: make(chan struct{})}
+// New builds the front server over roots, in their order. grace bounds how
+// long a stop waits for requests in flight.
+func New(impl *mcp.Implementation, roots []Root, grace time.Duration) (*Server, error) {
+	s := &Server{MCP: profile.New(impl, ""), grace: grace, stopped: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
 	seen := map[string]bool{}
 	for _, r := range roots {
 		for _, t := range r.Tools() {
@@ -71,7 +79,6 @@ func (s *Server) forward(r Root, tool string) mcp.ToolHandler {
 		if !s.enter() {
 			return toolError("the supervisor is shutting down; no new calls are taken"), nil
 		}
-		defer s.leave()
 		session, err := r.Session()
 		if err != nil {
 			return toolError(err.Error()), nil
@@ -103,37 +110,5 @@ func (s *Server) forward(r Root, tool string) mcp.ToolHandler {
 func (s *Server) enter() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.draining {
-		return false
-	}
-	s.inflight++
-	return true
-}
-
-func (s *Server) leave() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.inflight--
-	if s.draining && s.inflight == 0 {
-		close(s.idle)
-	}
-}
-
-// Drain stops taking calls and waits up to grace for the calls in flight to
-// finish. It reports whether they all did.
-func (s *Server) Drain(grace time.Duration) bool {
-	s.mu.Lock()
-	if !s.draining {
-		s.draining = true
-		if s.inflight == 0 {
-			close(s.idle)
-		}
-	}
-	s.mu.Unlock()
-	select {
-	case <-s.idle:
-		return true
-	case <-time.After(grace):
-		return false
-	}
+	return !s.draining
 }

@@ -126,7 +126,9 @@ func (p *Proc) stateErrorLocked() error {
 	case Stopped:
 		return fmt.Errorf("root %s is stopped; the supervisor is shutting down", name)
 	}
-	return fmt.Errorf("root %s is not ready", name)
+	// Ready, but a call just failed: the worker died and the watcher has
+	// not noticed yet.
+	return fmt.Errorf("root %s is restarting after its worker exited; try again shortly", name)
 }
 
 // ExitError is a worker that exited before it was ready.

@@ -58,9 +58,15 @@ func main() {
 	tools := fl.String("tools", "all", "")
 	name := fl.String("name", "", "")
 	slow := fl.Duration("slow", 30*time.Second, "")
+	// The real worker's other options are accepted and ignored.
 	var ignored multi
 	fl.Var(&ignored, "include", "")
 	fl.Var(&ignored, "exclude", "")
+	fl.Bool("no-default-exclude", false, "")
+	fl.String("cursor-key-env", "", "")
+	for _, n := range []string{"files", "directories", "depth", "entries", "scan-bytes", "file-bytes", "read-bytes", "result-bytes", "write-bytes", "cursor-hash-bytes"} {
+		fl.Int64("max-"+n, 0, "")
+	}
 	if err := fl.Parse(os.Args[1:]); err != nil || *root == "" {
 		fmt.Fprintln(os.Stderr, "testworker: bad flags")
 		os.Exit(64)

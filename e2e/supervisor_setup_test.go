@@ -1,0 +1,315 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// supBins are the binaries the supervisor tests run: the supervisor, the
+// worker it launches (the real fsmcp-worker once it builds), and the
+// test-only plugin worker that can hold a call open.
+type supBins struct {
+	supervisor string
+	worker     string
+	testWorker string
+	real       bool // worker is the real fsmcp-worker
+}
+
+var (
+	supBinsOnce sync.Once
+	supBinsVal  supBins
+	supBinsErr  error
+)
+
+// buildSupervisorBins builds the binaries once per test process into a
+// temporary folder.
+func buildSupervisorBins(t testing.TB) supBins {
+	t.Helper()
+	supBinsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fsmcp-supervisor-e2e-")
+		if err != nil {
+			supBinsErr = err
+			return
+		}
+		build := func(pkgs ...string) error {
+			args := append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)
+			cmd := exec.Command("go", args...)
+			cmd.Dir = ".."
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				return &buildError{pkgs: pkgs, out: string(out)}
+			}
+			return nil
+		}
+		if supBinsErr = build("./cmd/fsmcp-supervisor", "./supervisor/internal/testworker"); supBinsErr != nil {
+			return
+		}
+		supBinsVal = supBins{
+			supervisor: filepath.Join(dir, "fsmcp-supervisor"),
+			testWorker: filepath.Join(dir, "testworker"),
+			worker:     filepath.Join(dir, "testworker"),
+		}
+		if err := build("./cmd/fsmcp-worker"); err == nil {
+			supBinsVal.worker = filepath.Join(dir, "fsmcp-worker")
+			supBinsVal.real = true
+		}
+	})
+	if supBinsErr != nil {
+		t.Fatal(supBinsErr)
+	}
+	return supBinsVal
+}
+
+type buildError struct {
+	pkgs []string
+	out  string
+}
+
+func (e *buildError) Error() string {
+	return "go build " + strings.Join(e.pkgs, " ") + ": " + e.out
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// supervisorProc is a running fsmcp-supervisor with a client session on its
+// stdio.
+type supervisorProc struct {
+	cmd     *exec.Cmd
+	session *mcp.ClientSession
+	stdin   io.WriteCloser
+	stdout  io.ReadCloser
+	stderr  *syncBuffer
+	done    chan struct{}
+	waitErr error
+}
+
+// startSupervisor runs the supervisor on manifest with the worker binary
+// and extra environment, and connects a client. The process is stopped at
+// cleanup.
+func startSupervisor(t testing.TB, manifest, worker string, env ...string) *supervisorProc {
+	t.Helper()
+	p := launchSupervisor(t, manifest, worker, env...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect to supervisor: %v\nstderr:\n%s", err, p.stderr)
+	}
+	p.session = s
+	return p
+}
+
+func launchSupervisor(t testing.TB, manifest, worker string, env ...string) *supervisorProc {
+	t.Helper()
+	bins := buildSupervisorBins(t)
+	cmd := exec.Command(bins.supervisor, "--manifest", manifest, "--worker", worker)
+	cmd.Env = append(os.Environ(), env...)
+	p := &supervisorProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.stdin, p.stdout = in, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		if p.session != nil {
+			_ = p.session.Close()
+		}
+		_ = in.Close()
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+			t.Errorf("supervisor did not exit within 10s of end of input\nstderr:\n%s", p.stderr)
+		}
+	})
+	return p
+}
+
+// wait waits up to d for the supervisor to exit and returns its exit code.
+func (p *supervisorProc) wait(t testing.TB, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		t.Fatalf("supervisor still running after %s\nstderr:\n%s", d, p.stderr)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// workerPIDs lists the supervisor's child processes.
+func (p *supervisorProc) workerPIDs(t testing.TB) []int {
+	t.Helper()
+	return childPIDs(t, p.cmd.Process.Pid)
+}
+
+// childPIDs reads /proc for the processes whose parent is pid.
+func childPIDs(t testing.TB, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid(n) == pid {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func ppid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// Fields after the parenthesised command name: state ppid ...
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return -1
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z'
+}
+
+// workerOf finds the supervisor's worker serving root (by its --name flag).
+func (p *supervisorProc) workerOf(t testing.TB, root string) int {
+	t.Helper()
+	for _, pid := range p.workerPIDs(t) {
+		args := procCmdline(pid)
+		for i, a := range args {
+			if a == "--name" && i+1 < len(args) && args[i+1] == root {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no worker for root %s among %v", root, p.workerPIDs(t))
+	return 0
+}
+
+func procCmdline(pid int) []string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+func procEnviron(pid int) []string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// exampleManifest copies manifests/NAME into a fresh folder and creates the
+// given sub-folders next to it; it returns the manifest's path.
+func exampleManifest(t testing.TB, name string, dirs ...string) (string, string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "manifests", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, name)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file, dir
+}
+
+func writeFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond every 20ms until it holds or d passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	if sc.Scan() {
+		return sc.Text()
+	}
+	return ""
+}

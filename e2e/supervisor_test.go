@@ -1,0 +1,539 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func callTool(t testing.TB, s *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func listToolNames(t testing.TB, s *mcp.ClientSession) map[string]*mcp.Tool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	out := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+func keys[M ~map[string]V, V any](m M) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestSupervisorManifestErrors: every bad manifest stops the supervisor with
+// status 64 and one stderr line naming the file, line and field, before
+// anything is served.
+func TestSupervisorManifestErrors(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	root := "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n"
+	tests := []struct {
+		name, manifest, want string
+	}{
+		{"unknown key", root + "    colour: red\n", ":7: colour: unknown key"},
+		{"duplicate name", root + "  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n", ":7: roots[1].name: duplicate root name \"a\""},
+		{"bad name", strings.Replace(root, "name: a", "name: A_1", 1), ":3: roots[0].name: \"A_1\" is not a valid root name"},
+		{"bad mask", strings.Replace(root, "tools: read", "tools: [read_text_file, delete_file]", 1), ":6: roots[0].tools: unknown tool \"delete_file\""},
+		{"missing root folder", strings.Replace(root, "path: ws", "path: missing", 1), ":4: roots[0].path: root folder \"missing\" does not exist"},
+		{"write mask cannot reach top", strings.Replace(strings.Replace(root, "tools: read", "tools: write", 1), "['**']", "['lib/**']", 1), ":5: roots[0].include: the mask grants write_text_file"},
+		{"wrong version", strings.Replace(root, "version: 1", "version: 3", 1), ":1: version: version 3 is not supported"},
+		{"unknown limit", root + "    limits:\n      max_bananas: 3\n", ":8: roots[0].limits.max_bananas: unknown limit"},
+		{"cursor key not set", root + "    cursor_key_env: FSMCP_E2E_UNSET_KEY\n", ":7: roots[0].cursor_key_env: environment variable FSMCP_E2E_UNSET_KEY is not set"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "ws"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "m.yaml")
+			writeFile(t, file, tc.manifest)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bins.supervisor, "--manifest", file, "--worker", bins.worker)
+			var stdout, stderr syncBuffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != 64 {
+				t.Fatalf("exit %d (%v), want 64; stderr:\n%s", code, err, stderr.String())
+			}
+			if stdout.String() != "" {
+				t.Errorf("stdout not empty: %q", stdout.String())
+			}
+			got := stderr.String()
+			if strings.Count(got, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", got)
+			}
+			if want := file + tc.want; !strings.Contains(got, want) {
+				t.Errorf("stderr %q\nwant it to contain %q", got, want)
+			}
+		})
+	}
+}
+
+// TestSupervisorWorkerRefusesConfig: a limit the worker itself rejects
+// (exit 64 from the worker) is a configuration error of the supervisor too.
+func TestSupervisorWorkerRefusesConfig(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	if !bins.real {
+		t.Skip("needs the real fsmcp-worker")
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "ws"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "m.yaml")
+	writeFile(t, file, "version: 1\nroots:\n  - name: tiny\n    path: ws\n    include: ['**']\n    tools: read\n    limits: {max_read_bytes: 1}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.supervisor, "--manifest", file, "--worker", bins.worker)
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 64 {
+		t.Fatalf("exit %d, want 64; output:\n%s", code, out)
+	}
+	if !strings.Contains(string(out), "tiny: ") || !strings.Contains(string(out), "root tiny") {
+		t.Errorf("output does not name the root:\n%s", out)
+	}
+}
+
+// TestSupervisorLegacyInitializeRefused: a legacy initialize gets -32022 and
+// the same connection then serves server/discover.
+func TestSupervisorLegacyInitializeRefused(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	file, dir := exampleManifest(t, "outbox.yaml", "outbox")
+	_ = dir
+	p := launchSupervisor(t, file, bins.worker)
+	if _, err := p.stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(p.stdout)
+	lineCh := make(chan string, 1)
+	go func() {
+		l, _ := br.ReadString('\n')
+		lineCh <- l
+	}()
+	var line string
+	select {
+	case line = <-lineCh:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no answer to initialize; stderr:\n%s", p.stderr)
+	}
+	var resp struct {
+		ID    int `json:"id"`
+		Error *struct {
+			Code int `json:"code"`
+			Data struct {
+				Supported []string `json:"supported"`
+				Requested string   `json:"requested"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &resp); err != nil {
+		t.Fatalf("answer %q: %v", line, err)
+	}
+	if resp.Error == nil || resp.Error.Code != -32022 || !slices.Equal(resp.Error.Data.Supported, []string{"2026-07-28"}) || resp.Error.Data.Requested != "2025-06-18" {
+		t.Fatalf("answer %s, want error -32022 naming 2026-07-28", line)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.IOTransport{Reader: struct {
+		*bufio.Reader
+		closer
+	}{br, closer{p.stdout}}, Writer: p.stdin}, nil)
+	if err != nil {
+		t.Fatalf("server/discover after refused initialize: %v", err)
+	}
+	p.session = s
+	if got := s.InitializeResult().ProtocolVersion; got != "2026-07-28" {
+		t.Errorf("protocol %q, want 2026-07-28", got)
+	}
+	if caps := s.InitializeResult().Capabilities; caps.Tools == nil || caps.Logging != nil || caps.Resources != nil || caps.Prompts != nil {
+		t.Errorf("capabilities %+v, want tools only", caps)
+	}
+}
+
+type closer struct{ c interface{ Close() error } }
+
+func (c closer) Close() error { return c.c.Close() }
+
+// TestSupervisorReaderWriter loads manifests/reader-writer.yaml: the front
+// lists exactly the masked tools as <root>_<tool> with the workers' schemas
+// and annotations, routes calls, and passes results through unchanged.
+func TestSupervisorReaderWriter(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	file, dir := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	writeFile(t, filepath.Join(dir, "workspace", "notes.txt"), "alpha\nbeta\n")
+	p := startSupervisor(t, file, bins.worker)
+	tools := listToolNames(t, p.session)
+	want := []string{"reader_list_directory", "reader_read_text_file", "reader_search_files", "reader_search_text", "writer_write_text_file"}
+	if got := keys(tools); !slices.Equal(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+	for name, tool := range tools {
+		root := strings.SplitN(name, "_", 2)[0]
+		if !strings.HasPrefix(tool.Description, "["+root+"] ") {
+			t.Errorf("%s description %q lacks the root prefix", name, tool.Description)
+		}
+		if tool.InputSchema == nil {
+			t.Errorf("%s has no input schema", name)
+		}
+	}
+
+	res := callTool(t, p.session, "reader_read_text_file", map[string]any{"path": "notes.txt"})
+	if res.IsError {
+		t.Fatalf("read: %s", resultText(res))
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	var page struct {
+		Items []struct {
+			ByteOffset int    `json:"byte_offset"`
+			Text       string `json:"text"`
+		} `json:"items"`
+		ContentHash string `json:"content_hash"`
+	}
+	if err := json.Unmarshal(sc, &page); err != nil || len(page.Items) != 1 || page.Items[0].Text != "alpha\nbeta\n" || page.ContentHash == "" {
+		t.Fatalf("read result %s (%v)", sc, err)
+	}
+
+	res = callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "report.md", "text": "# done\n"})
+	if res.IsError {
+		t.Fatalf("write: %s", resultText(res))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "outbox", "report.md")); err != nil || string(b) != "# done\n" {
+		t.Fatalf("outbox/report.md = %q, %v", b, err)
+	}
+	// A tool error from the worker comes back as a tool error.
+	if res := callTool(t, p.session, "reader_read_text_file", map[string]any{"path": "absent.txt"}); !res.IsError {
+		t.Errorf("reading a missing file: not a tool error: %s", resultText(res))
+	}
+	// Authority is split by process: the reader has no write tool at all.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "reader_write_text_file", Arguments: map[string]any{"path": "x.md", "text": "x"}}); err == nil && !res.IsError {
+		t.Errorf("reader_write_text_file succeeded")
+	}
+	if !bins.real {
+		return
+	}
+	// Against the worker alone with the same flags: same schemas and
+	// annotations, same result.
+	alone := connectWorkerAlone(t, bins.worker, "--root", filepath.Join(dir, "workspace"), "--include", "**", "--exclude", "**/secrets/**", "--tools", "read", "--max-read-bytes", "16384", "--name", "reader")
+	direct := listToolNames(t, alone)
+	for name, tool := range direct {
+		ft := tools["reader_"+name]
+		if ft == nil {
+			t.Errorf("front lacks reader_%s", name)
+			continue
+		}
+		a, _ := json.Marshal(tool.InputSchema)
+		b, _ := json.Marshal(ft.InputSchema)
+		c, _ := json.Marshal(tool.OutputSchema)
+		d, _ := json.Marshal(ft.OutputSchema)
+		e, _ := json.Marshal(tool.Annotations)
+		f, _ := json.Marshal(ft.Annotations)
+		if string(a) != string(b) || string(c) != string(d) || string(e) != string(f) || ft.Description != "[reader] "+tool.Description {
+			t.Errorf("reader_%s differs from the worker's tool", name)
+		}
+	}
+	dres := callTool(t, alone, "read_text_file", map[string]any{"path": "notes.txt"})
+	dsc, _ := json.Marshal(dres.StructuredContent)
+	if string(dsc) != string(sc) || resultText(dres) != resultText(callTool(t, p.session, "reader_read_text_file", map[string]any{"path": "notes.txt"})) {
+		t.Errorf("front result differs from the worker's:\n front %s\nworker %s", sc, dsc)
+	}
+}
+
+// connectWorkerAlone runs the worker binary on its own stdio.
+func connectWorkerAlone(t testing.TB, bin string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, args...)}, nil)
+	if err != nil {
+		t.Fatalf("connect to worker alone: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestSupervisorExampleManifests loads each example manifest and checks the
+// tools served and each worker's command line and environment: its mask,
+// and only the variables its root was granted.
+func TestSupervisorExampleManifests(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	keyEnv := "FSMCP_DOCS_CURSOR_KEY=" + base64.RawURLEncoding.EncodeToString(key)
+	tests := []struct {
+		manifest string
+		dirs     []string
+		tools    []string
+		masks    map[string]string // root -> --tools value
+		granted  map[string][]string
+	}{
+		{"reader-writer.yaml", []string{"workspace", "outbox"},
+			[]string{"reader_list_directory", "reader_read_text_file", "reader_search_files", "reader_search_text", "writer_write_text_file"},
+			map[string]string{"reader": "list_directory,search_files,search_text,read_text_file", "writer": "write_text_file"},
+			map[string][]string{"reader": nil, "writer": nil}},
+		{"docs-readonly.yaml", []string{"docs"},
+			[]string{"docs_list_directory", "docs_read_text_file"},
+			map[string]string{"docs": "list_directory,read_text_file"},
+			map[string][]string{"docs": {"FSMCP_DOCS_CURSOR_KEY"}}},
+		{"outbox.yaml", []string{"outbox"},
+			[]string{"outbox_write_text_file"},
+			map[string]string{"outbox": "write_text_file"},
+			map[string][]string{"outbox": nil}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.manifest, func(t *testing.T) {
+			file, _ := exampleManifest(t, tc.manifest, tc.dirs...)
+			p := startSupervisor(t, file, bins.worker, keyEnv, "FSMCP_E2E_HOST_SECRET=do-not-pass")
+			if got := keys(listToolNames(t, p.session)); !slices.Equal(got, tc.tools) {
+				t.Errorf("tools %v, want %v", got, tc.tools)
+			}
+			for root, mask := range tc.masks {
+				pid := p.workerOf(t, root)
+				args := procCmdline(pid)
+				if i := slices.Index(args, "--tools"); i < 0 || i+1 >= len(args) || args[i+1] != mask {
+					t.Errorf("%s worker args %q, want --tools %s", root, args, mask)
+				}
+				var names []string
+				for _, kv := range procEnviron(pid) {
+					name, _, _ := strings.Cut(kv, "=")
+					if strings.HasPrefix(name, "PLUGIN_") || name == "FSMCP_WORKER_PLUGIN" {
+						continue
+					}
+					names = append(names, name)
+				}
+				if !slices.Equal(names, tc.granted[root]) {
+					t.Errorf("%s worker environment has %v, want only %v", root, names, tc.granted[root])
+				}
+			}
+		})
+	}
+}
+
+// TestSupervisorWorkerCrash: a killed worker's tools fail at once with a
+// tool error naming the root and "restarting", other roots keep serving,
+// the worker comes back, and its stderr reached ours prefixed by the root.
+func TestSupervisorWorkerCrash(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	file, dir := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	writeFile(t, filepath.Join(dir, "workspace", "a.txt"), "a\n")
+	p := startSupervisor(t, file, bins.worker)
+	old := p.workerOf(t, "reader")
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res := callTool(t, p.session, "reader_read_text_file", map[string]any{"path": "a.txt"})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("call to the dead root took %s", took)
+	}
+	if !res.IsError || !strings.Contains(resultText(res), "root reader") || !strings.Contains(resultText(res), "restarting") {
+		t.Errorf("call to the dead root: isError=%v %q, want a tool error naming root reader and restarting", res.IsError, resultText(res))
+	}
+	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "text": "w"}); res.IsError {
+		t.Errorf("writer affected by the reader's crash: %s", resultText(res))
+	}
+	eventually(t, 10*time.Second, "the reader to come back", func() bool {
+		res := callTool(t, p.session, "reader_read_text_file", map[string]any{"path": "a.txt"})
+		return !res.IsError
+	})
+	if pid := p.workerOf(t, "reader"); pid == old {
+		t.Errorf("reader worker pid unchanged after kill")
+	}
+	if !strings.Contains(p.stderr.String(), "reader: worker exited; restarting in 100ms") {
+		t.Errorf("stderr lacks the prefixed restart line:\n%s", p.stderr)
+	}
+}
+
+// TestSupervisorRootFailsAfterCrashes: more than 5 crashes in 60 s mark the
+// root failed; its tools say so, the other root is unaffected.
+func TestSupervisorRootFailsAfterCrashes(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	file, dir := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	writeFile(t, filepath.Join(dir, "workspace", "a.txt"), "a\n")
+	p := startSupervisor(t, file, bins.worker)
+	for i := range 6 {
+		var pid int
+		eventually(t, 15*time.Second, fmt.Sprintf("reader worker %d", i+1), func() bool {
+			for _, c := range p.workerPIDs(t) {
+				if slices.Contains(procCmdline(c), "reader") && alive(c) {
+					pid = c
+					return true
+				}
+			}
+			return false
+		})
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		eventually(t, 5*time.Second, "the worker to die", func() bool { return !alive(pid) })
+	}
+	eventually(t, 5*time.Second, "the root to be failed", func() bool {
+		res := callTool(t, p.session, "reader_read_text_file", map[string]any{"path": "a.txt"})
+		return res.IsError && strings.Contains(resultText(res), "root reader failed after 6 crashes")
+	})
+	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "text": "w"}); res.IsError {
+		t.Errorf("writer affected: %s", resultText(res))
+	}
+}
+
+// TestSupervisorShutdown: SIGINT, SIGTERM and end of input each let the
+// call in flight finish, stop the workers and exit 0 with no process left.
+func TestSupervisorShutdown(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	tests := []struct {
+		name string
+		stop func(p *supervisorProc)
+	}{
+		{"SIGINT", func(p *supervisorProc) { _ = p.cmd.Process.Signal(syscall.SIGINT) }},
+		{"SIGTERM", func(p *supervisorProc) { _ = p.cmd.Process.Signal(syscall.SIGTERM) }},
+		{"end of input", func(p *supervisorProc) { _ = p.stdin.Close() }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			file, _ := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+			p := startSupervisor(t, file, bins.testWorker)
+			workers := p.workerPIDs(t)
+			if len(workers) != 2 {
+				t.Fatalf("workers %v, want 2", workers)
+			}
+			type outcome struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "reader_read_text_file", Arguments: map[string]any{"path": "slow-800ms"}})
+				done <- outcome{res, err}
+			}()
+			time.Sleep(200 * time.Millisecond)
+			tc.stop(p)
+			o := <-done
+			if o.err != nil || o.res.IsError || !strings.Contains(string(mustJSON(o.res.StructuredContent)), "slept") {
+				t.Errorf("call in flight: %v %+v\nstderr:\n%s", o.err, o.res, p.stderr)
+			}
+			if code := p.wait(t, 10*time.Second); code != 0 {
+				t.Errorf("exit %d, want 0; stderr:\n%s", code, p.stderr)
+			}
+			for _, w := range workers {
+				if alive(w) {
+					t.Errorf("worker %d still running", w)
+				}
+			}
+		})
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// TestSupervisorShutdownRealWorker: the real worker is stopped the same way.
+func TestSupervisorShutdownRealWorker(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	if !bins.real {
+		t.Skip("needs the real fsmcp-worker")
+	}
+	file, _ := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	p := startSupervisor(t, file, bins.worker)
+	workers := p.workerPIDs(t)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("exit %d, want 0; stderr:\n%s", code, p.stderr)
+	}
+	for _, w := range workers {
+		if alive(w) {
+			t.Errorf("worker %d still running", w)
+		}
+	}
+}
+
+// TestSupervisorKilledLeavesNoWorker: SIGKILL on the supervisor takes its
+// workers with it (parent-death signal).
+func TestSupervisorKilledLeavesNoWorker(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	file, _ := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	p := startSupervisor(t, file, bins.worker)
+	workers := p.workerPIDs(t)
+	if len(workers) != 2 {
+		t.Fatalf("workers %v, want 2", workers)
+	}
+	_ = p.cmd.Process.Kill()
+	p.wait(t, 5*time.Second)
+	eventually(t, 5*time.Second, "workers to die with the supervisor", func() bool {
+		for _, w := range workers {
+			if alive(w) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestSupervisorCancellation: a host's cancellation reaches the worker.
+func TestSupervisorCancellation(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	file, _ := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	p := startSupervisor(t, file, bins.testWorker)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "reader_read_text_file", Arguments: map[string]any{"path": "slow-30s"}}); err == nil {
+		t.Fatal("cancelled call returned no error")
+	}
+	eventually(t, 5*time.Second, "the worker to see the cancellation", func() bool {
+		return strings.Contains(p.stderr.String(), "reader: testworker: slow call cancelled")
+	})
+	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "text": "w"}); res.IsError {
+		t.Errorf("after cancellation: %s", resultText(res))
+	}
+}

@@ -1,0 +1,132 @@
+package front
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// drainConn wraps the host connection so that end of input, or a stop, is
+// handed to the server only once every request read so far has been
+// answered (or the grace period is over). Without it the SDK would close
+// the connection with responses still unwritten.
+type drainConn struct {
+	inner mcp.Connection
+	s     *Server
+
+	in   chan readResult
+	once sync.Once
+}
+
+type readResult struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type drainTransport struct {
+	inner mcp.Transport
+	s     *Server
+}
+
+func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &drainConn{inner: c, s: t.s, in: make(chan readResult)}, nil
+}
+
+func (c *drainConn) pump() {
+	for {
+		msg, err := c.inner.Read(context.Background())
+		c.in <- readResult{msg, err}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	c.once.Do(func() { go c.pump() })
+	select {
+	case r := <-c.in:
+		if r.err != nil {
+			c.s.beginDrain()
+			c.s.waitAnswered()
+			return nil, r.err
+		}
+		if req, ok := r.msg.(*jsonrpc.Request); ok && req.IsCall() {
+			c.s.pendingAdd(1)
+		}
+		return r.msg, nil
+	case <-c.s.stopped:
+		c.s.waitAnswered()
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.inner.Write(ctx, msg)
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		c.s.pendingAdd(-1)
+	}
+	return err
+}
+
+func (c *drainConn) Close() error      { return c.inner.Close() }
+func (c *drainConn) SessionID() string { return c.inner.SessionID() }
+
+// Serve runs the front server on t until its input ends or Stop is called.
+func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	err := s.MCP.Run(ctx, &drainTransport{inner: t, s: s})
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// Stop stops taking calls and ends Serve once the requests already read are
+// answered, or after the grace period.
+func (s *Server) Stop() {
+	s.beginDrain()
+	s.stopOnce.Do(func() { close(s.stopped) })
+}
+
+func (s *Server) beginDrain() {
+	s.mu.Lock()
+	s.draining = true
+	s.mu.Unlock()
+}
+
+func (s *Server) pendingAdd(n int) {
+	s.mu.Lock()
+	s.pending += n
+	if s.pending <= 0 {
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+// waitAnswered waits until no request is pending or the grace period ends.
+func (s *Server) waitAnswered() bool {
+	timer := time.AfterFunc(s.grace, func() {
+		s.mu.Lock()
+		s.graceOver = true
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.pending > 0 && !s.graceOver {
+		s.cond.Wait()
+	}
+	return s.pending <= 0
+}
