@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestWrite(t *testing.T) {
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "target.txt"), []byte("outside bytes"), 0o644)
+	root := tree(t, map[string]string{"old.md": "old", "sub/x.md": "x"})
+	os.Symlink(filepath.Join(outside, "target.txt"), filepath.Join(root, "link.md"))
+	os.Link(filepath.Join(outside, "target.txt"), filepath.Join(root, "hard.md"))
+	os.Mkdir(filepath.Join(root, "adir.md"), 0o755)
+	cs := worker(t, root, "--include", "**", "--exclude", "private.md", "--max-write-bytes", "100")
+
+	r := ok(t, cs, "write_text_file", map[string]any{"path": "new.md", "text": "héllo\n"})
+	if r.obj["path"] != "new.md" || r.obj["bytes"] != float64(len("héllo\n")) || r.obj["content_hash"] != sha([]byte("héllo\n")) {
+		t.Fatalf("write result %v", r.obj)
+	}
+	read := ok(t, cs, "read_text_file", map[string]any{"path": "new.md"})
+	if read.page.ContentHash != r.obj["content_hash"] {
+		t.Error("the write's content_hash differs from the read's")
+	}
+	ok(t, cs, "write_text_file", map[string]any{"path": "old.md", "text": ""})
+	if b, _ := os.ReadFile(filepath.Join(root, "old.md")); len(b) != 0 {
+		t.Errorf("old.md = %q", b)
+	}
+	// Links at the destination are replaced, never written through.
+	ok(t, cs, "write_text_file", map[string]any{"path": "link.md", "text": "mine"})
+	ok(t, cs, "write_text_file", map[string]any{"path": "hard.md", "text": "mine"})
+	if b, _ := os.ReadFile(filepath.Join(outside, "target.txt")); string(b) != "outside bytes" {
+		t.Fatalf("a write went through a link: outside file now %q", b)
+	}
+	if fi, _ := os.Lstat(filepath.Join(root, "link.md")); fi.Mode()&os.ModeSymlink != 0 {
+		t.Error("link.md is still a symlink")
+	}
+	for _, tt := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"path": "sub/x.md", "text": "x"}, "one basename"},
+		{map[string]any{"path": "Upper.md", "text": "x"}, "lowercase"},
+		{map[string]any{"path": "../x.md", "text": "x"}, ".."},
+		{map[string]any{"path": "/tmp/x.md", "text": "x"}, "relative"},
+		{map[string]any{"path": "", "text": "x"}, "basename"},
+		{map[string]any{"path": "a.md"}, "text is required"},
+		{map[string]any{"path": "big.md", "text": strings.Repeat("x", 101)}, "--max-write-bytes allows 100"},
+		{map[string]any{"path": "private.md", "text": "x"}, "excluded"},
+		{map[string]any{"path": ".env", "text": "x"}, "excluded"},
+		{map[string]any{"path": "adir.md", "text": "x"}, "not a regular file"},
+		{map[string]any{"path": ".fsmcp-write-1.tmp", "text": "x"}, "reserved"},
+		{map[string]any{"path": "a.md", "text": "x", "mode": 7}, "invalid arguments"},
+	} {
+		r := fails(t, cs, "write_text_file", tt.args, tt.want)
+		if strings.Contains(r.text, root) {
+			t.Errorf("error leaks the host path: %q", r.text)
+		}
+	}
+	assertNoTemp(t, root)
+}
+
+func TestWriteNeedsTopLevelInclude(t *testing.T) {
+	root := tree(t, map[string]string{"lib/a.go": "a"})
+	cs := worker(t, root, "--include", "lib/**")
+	fails(t, cs, "write_text_file", map[string]any{"path": "a.md", "text": "x"}, "no --include pattern of this root matches a file in the root itself")
+	cs = worker(t, root, "--include", "lib/**", "--include", "*.md")
+	fails(t, cs, "write_text_file", map[string]any{"path": "a.txt", "text": "x"}, "not matched by any --include")
+	ok(t, cs, "write_text_file", map[string]any{"path": "a.md", "text": "x"})
+}
+
+func assertNoTemp(t *testing.T, root string) {
+	t.Helper()
+	es, _ := os.ReadDir(root)
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), ".fsmcp-") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+}
+
+// TestWriteKilledMidway SIGKILLs the worker while large writes are in
+// flight: the file always holds the old bytes or the new ones, and no temp
+// file is ever listed.
+func TestWriteKilledMidway(t *testing.T) {
+	oldText := strings.Repeat("o", 60000)
+	root := tree(t, map[string]string{"f.txt": oldText})
+	for i := range 8 {
+		cmd := exec.Command(workerBin, "--root", root, "--include", "**")
+		cmd.Env = []string{}
+		stdin, _ := cmd.StdinPipe()
+		cmd.Stdout = nil
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		newText := strings.Repeat(string(rune('a'+i)), 60000)
+		req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + newMeta + `,"name":"write_text_file","arguments":{"path":"f.txt","text":"` + newText + `"}}}` + "\n"
+		go stdin.Write([]byte(req))
+		time.Sleep(time.Duration(i) * 2 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		b, _ := os.ReadFile(filepath.Join(root, "f.txt"))
+		if string(b) != oldText && string(b) != newText {
+			t.Fatalf("after kill %d the file holds %d mixed bytes", i, len(b))
+		}
+		oldText = string(b)
+	}
+	// A killed write may leave its temp file, but it is never served.
+	cs := worker(t, root, "--include", "**", "--no-default-exclude")
+	r := ok(t, cs, "list_directory", nil)
+	if got := paths(items[entryItem](t, r)); got != "f.txt:file" {
+		t.Fatalf("listing after kills: %s", got)
+	}
+}
+
+func TestConfinementSymlinks(t *testing.T) {
+	outside := tree(t, map[string]string{"secret.txt": "outside secret", "d/inner.txt": "outside inner"})
+	root := tree(t, map[string]string{"real/a.txt": "inside"})
+	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(root, "leaf.txt"))
+	os.Symlink(filepath.Join(outside, "d"), filepath.Join(root, "anc"))
+	os.Symlink("real", filepath.Join(root, "rel"))
+	// A sibling whose name shares the root's prefix.
+	sibling := root + "-sibling"
+	os.MkdirAll(sibling, 0o755)
+	os.WriteFile(filepath.Join(sibling, "s.txt"), []byte("sibling"), 0o644)
+	t.Cleanup(func() { os.RemoveAll(sibling) })
+	os.Symlink(sibling, filepath.Join(root, "sib"))
+	cs := worker(t, root, "--include", "**")
+	for _, p := range []string{"leaf.txt", "anc/inner.txt", "rel/a.txt", "sib/s.txt"} {
+		r := fails(t, cs, "read_text_file", map[string]any{"path": p}, "symbolic link")
+		if strings.Contains(r.text, root) || strings.Contains(r.text, outside) {
+			t.Errorf("error leaks a host path: %q", r.text)
+		}
+	}
+	for _, p := range []string{"anc", "rel", "sib"} {
+		fails(t, cs, "list_directory", map[string]any{"path": p}, "symbolic link")
+		fails(t, cs, "search_files", map[string]any{"query": "t", "path": p}, "symbolic link")
+	}
+	r := ok(t, cs, "list_directory", nil)
+	if got := paths(items[entryItem](t, r)); got != "real:directory" {
+		t.Errorf("links listed: %s", got)
+	}
+	r = ok(t, cs, "search_files", map[string]any{"query": ".txt"})
+	if got := len(r.page.Items); got != 1 {
+		t.Errorf("search_files found %d files through links", got)
+	}
+}
+
+// TestAncestorSwapRace swaps an ancestor directory for a symlink to an
+// outside directory while reads and listings run: no outside byte is ever
+// returned.
+func TestAncestorSwapRace(t *testing.T) {
+	outside := tree(t, map[string]string{"b/f.txt": "OUTSIDE"})
+	root := tree(t, map[string]string{"a/b/f.txt": "inside"})
+	cs := worker(t, root, "--include", "**")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a, aside := filepath.Join(root, "a"), filepath.Join(root, "a-aside")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.Rename(a, aside)
+			os.Symlink(outside, a)
+			time.Sleep(50 * time.Microsecond)
+			os.Remove(a)
+			os.Rename(aside, a)
+		}
+	}()
+	for range 300 {
+		r := call(t, cs, "read_text_file", map[string]any{"path": "a/b/f.txt"})
+		if strings.Contains(r.text, "OUTSIDE") {
+			t.Fatal("read returned bytes from outside the root")
+		}
+		r = call(t, cs, "search_files", map[string]any{"query": "f"})
+		if strings.Contains(r.text, "OUTSIDE") {
+			t.Fatal("search returned outside content")
+		}
+	}
+	close(stop)
+	<-done
+}
