@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -72,15 +74,17 @@ func TestExitPaths(t *testing.T) {
 			cmd := exec.Command(workerBin, "--root", root, "--include", "**")
 			cmd.Env = []string{}
 			stdin, _ := cmd.StdinPipe()
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			stdoutPipe, _ := cmd.StdoutPipe()
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + newMeta + `}}` + "\n"))
-			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(stdout.String(), "\n") && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
+			out := bufio.NewReader(stdoutPipe)
+			first, err := out.ReadString('\n')
+			if err != nil {
+				t.Fatalf("no answer: %v", err)
 			}
 			switch how {
 			case "eof":
@@ -90,6 +94,7 @@ func TestExitPaths(t *testing.T) {
 			case "sigterm":
 				cmd.Process.Signal(syscall.SIGTERM)
 			}
+			rest, _ := io.ReadAll(out)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			select {
@@ -101,7 +106,7 @@ func TestExitPaths(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatal("worker did not exit within 10s")
 			}
-			for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+			for _, l := range strings.Split(strings.TrimSpace(first+string(rest)), "\n") {
 				if !strings.HasPrefix(l, `{"jsonrpc":"2.0"`) {
 					t.Errorf("non-protocol stdout line %q", l)
 				}
