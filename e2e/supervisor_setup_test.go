@@ -33,8 +33,9 @@ var (
 	supBinsErr  error
 )
 
-// buildSupervisorBins builds the binaries once per test process into a
-// temporary folder.
+// buildSupervisorBins returns the binaries: the supervisor and the real
+// worker come from TestMain (supervisorBin, workerBin); the test-only
+// plugin worker is built here once per test process.
 func buildSupervisorBins(t testing.TB) supBins {
 	t.Helper()
 	supBinsOnce.Do(func() {
@@ -43,27 +44,22 @@ func buildSupervisorBins(t testing.TB) supBins {
 			supBinsErr = err
 			return
 		}
-		build := func(pkgs ...string) error {
-			args := append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)
-			cmd := exec.Command("go", args...)
-			cmd.Dir = ".."
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				return &buildError{pkgs: pkgs, out: string(out)}
-			}
-			return nil
+		args := []string{"build"}
+		if raceEnabled {
+			args = append(args, "-race")
 		}
-		if supBinsErr = build("./cmd/fsmcp-supervisor", "./supervisor/internal/testworker"); supBinsErr != nil {
+		args = append(args, "-o", dir+string(filepath.Separator), "./supervisor/internal/testworker")
+		cmd := exec.Command("go", args...)
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			supBinsErr = &buildError{pkgs: []string{"./supervisor/internal/testworker"}, out: string(out)}
 			return
 		}
 		supBinsVal = supBins{
-			supervisor: filepath.Join(dir, "fsmcp-supervisor"),
+			supervisor: supervisorBin,
+			worker:     workerBin,
 			testWorker: filepath.Join(dir, "testworker"),
-			worker:     filepath.Join(dir, "testworker"),
-		}
-		if err := build("./cmd/fsmcp-worker"); err == nil {
-			supBinsVal.worker = filepath.Join(dir, "fsmcp-worker")
-			supBinsVal.real = true
+			real:       true,
 		}
 	})
 	if supBinsErr != nil {
@@ -313,3 +309,7 @@ func firstLine(s string) string {
 	}
 	return ""
 }
+
+// raceEnabled is set when the tests run under -race (supervisor_race_test.go),
+// so the test-only worker is built with the race detector too.
+var raceEnabled bool
