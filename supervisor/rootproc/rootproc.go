@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -140,9 +141,11 @@ type ExitError struct {
 
 func (e *ExitError) Error() string {
 	if e.Code >= 0 {
-		return fmt.Sprintf("root %s: worker exited with status %d before it was ready: %v", e.Root, e.Code, e.Err)
+		return fmt.Sprintf("root %s: worker exited with status %d before it was ready; its stderr is above, prefixed \"%s: \"", e.Root, e.Code, e.Root)
 	}
-	return fmt.Sprintf("root %s: worker did not start: %v", e.Root, e.Err)
+	// go-plugin's errors can span many lines; keep the first.
+	msg, _, _ := strings.Cut(strings.TrimSpace(e.Err.Error()), "\n")
+	return fmt.Sprintf("root %s: worker did not start: %s", e.Root, msg)
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }
