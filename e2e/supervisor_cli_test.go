@@ -1,0 +1,57 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSupervisorCLI: usage mistakes and the check subcommand answer with
+// one short stderr line and status 64 (0 for a good manifest), never a hang.
+func TestSupervisorCLI(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	good, _ := exampleManifest(t, "outbox.yaml", "outbox")
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	writeFile(t, bad, "version: 1\nroots:\n  - name: x\n    path: nowhere\n    include: ['**']\n    tools: read\n")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no manifest", nil, 64, "usage: fsmcp-supervisor --manifest FILE"},
+		{"unknown flag", []string{"--manifest", good, "--colour"}, 64, "flag provided but not defined: -colour"},
+		{"missing manifest file", []string{"--manifest", "/nonexistent/m.yaml", "--worker", bins.worker}, 64, "/nonexistent/m.yaml: cannot read manifest: no such file or directory"},
+		{"missing worker binary", []string{"--manifest", good, "--worker", "/nonexistent/fsmcp-worker"}, 64, "worker binary /nonexistent/fsmcp-worker: no such file or directory"},
+		{"check good", []string{"check", good}, 0, ""},
+		{"check bad", []string{"check", bad}, 64, bad + ":4: roots[0].path: root folder \"nowhere\" does not exist"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bins.supervisor, tc.args...)
+			cmd.Env = os.Environ()
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			_ = cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, stderr.String())
+			}
+			got := stderr.String()
+			if tc.stderr == "" {
+				if got != "" {
+					t.Errorf("stderr %q, want none", got)
+				}
+				return
+			}
+			if strings.Count(got, "\n") != 1 || !strings.Contains(got, tc.stderr) {
+				t.Errorf("stderr %q, want one line containing %q", got, tc.stderr)
+			}
+		})
+	}
+}
