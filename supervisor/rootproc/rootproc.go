@@ -192,6 +192,7 @@ func (p *Proc) launch(ctx context.Context) error {
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
+		GRPCDialOptions:  wire.DialOptions(),
 		SkipHostEnv:      true,
 		StartTimeout:     startTimeout,
 		Stderr:           stderr,

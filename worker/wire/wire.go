@@ -29,6 +29,17 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: "5b1f0c3e-fsmcp-worker-v1",
 }
 
+// MaxFrameBytes bounds one JSON-RPC message on the stream, both ways. It is
+// far above any result or write the worker accepts (gRPC's default of 4 MiB
+// could be reached by a 1 MiB write whose text is heavily escaped).
+const MaxFrameBytes = 64 << 20
+
+// DialOptions are the gRPC dial options the supervisor passes to go-plugin
+// so its side accepts frames up to MaxFrameBytes too.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxFrameBytes), grpc.MaxCallSendMsgSize(MaxFrameBytes))}
+}
+
 // Launched reports whether the process was started by a go-plugin host with
 // fsmcp's magic cookie in its environment.
 func Launched() bool {
@@ -61,8 +72,10 @@ func Serve(srv *mcp.Server) error {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &Plugin{MCP: srv}},
-		GRPCServer:      plugin.DefaultGRPCServer,
-		Logger:          logger,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxFrameBytes), grpc.MaxSendMsgSize(MaxFrameBytes))...)
+		},
+		Logger: logger,
 	})
 	return nil
 }
