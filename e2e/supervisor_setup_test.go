@@ -48,15 +48,22 @@ func buildSupervisorBins(t testing.TB) supBins {
 		if raceEnabled {
 			args = append(args, "-race")
 		}
-		args = append(args, "-o", dir+string(filepath.Separator), "./supervisor/internal/testworker")
-		cmd := exec.Command("go", args...)
+		// Under -race the supervisor is rebuilt with the detector as well.
+		pkgs := []string{"./supervisor/internal/testworker"}
+		sup := supervisorBin
+		if raceEnabled {
+			pkgs = append(pkgs, "./cmd/fsmcp-supervisor")
+			sup = filepath.Join(dir, "fsmcp-supervisor")
+		}
+		args = append(args, "-o", dir+string(filepath.Separator))
+		cmd := exec.Command("go", append(args, pkgs...)...)
 		cmd.Dir = ".."
 		if out, err := cmd.CombinedOutput(); err != nil {
-			supBinsErr = &buildError{pkgs: []string{"./supervisor/internal/testworker"}, out: string(out)}
+			supBinsErr = &buildError{pkgs: pkgs, out: string(out)}
 			return
 		}
 		supBinsVal = supBins{
-			supervisor: supervisorBin,
+			supervisor: sup,
 			worker:     workerBin,
 			testWorker: filepath.Join(dir, "testworker"),
 			real:       true,
@@ -158,6 +165,9 @@ func launchSupervisor(t testing.TB, manifest, worker string, env ...string) *sup
 			_ = cmd.Process.Kill()
 			<-p.done
 			t.Errorf("supervisor did not exit within 10s of end of input\nstderr:\n%s", p.stderr)
+		}
+		if strings.Contains(p.stderr.String(), "DATA RACE") {
+			t.Errorf("race detected in the supervisor or a worker:\n%s", p.stderr)
 		}
 	})
 	return p
