@@ -1,0 +1,553 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// textHit is one search_text item.
+type textHit struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+func (h textHit) String() string { return fmt.Sprintf("%s:%d:%q", h.Path, h.Line, h.Text) }
+
+// wantEvidence is the reported text of a line: no trailing CR, at most 240
+// bytes, cut on a UTF-8 boundary.
+func wantEvidence(line string) string {
+	line = strings.TrimSuffix(line, "\r")
+	if len(line) > 240 {
+		cut := 240
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		line = line[:cut]
+	}
+	return line
+}
+
+// expectHits computes, independently of the server, the matches of terms in
+// files (given in path order), all lines being decodable or skipped.
+func expectHits(paths []string, files map[string]string, terms []string, fold bool) []textHit {
+	var out []textHit
+	for _, p := range paths {
+		body := files[p]
+		lines := strings.Split(body, "\n")
+		if strings.HasSuffix(body, "\n") {
+			lines = lines[:len(lines)-1]
+		}
+		for i, l := range lines {
+			hay := l
+			if fold {
+				hay = asciiLower(l)
+			}
+			hit := false
+			for _, term := range terms {
+				if fold {
+					term = asciiLower(term)
+				}
+				if strings.Contains(hay, term) {
+					hit = true
+				}
+			}
+			if hit && utf8.ValidString(l) {
+				out = append(out, textHit{p, i + 1, wantEvidence(l)})
+			}
+		}
+	}
+	return out
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// searchAll follows search_text cursors to the end, checking every page
+// against the result ceiling. It returns the hits, the number of pages and
+// the number of empty pages that carried a cursor.
+func searchAll(t *testing.T, cs *mcp.ClientSession, args map[string]any, ceiling int) (hits []textHit, pages, empty int) {
+	t.Helper()
+	a := map[string]any{}
+	for k, v := range args {
+		a[k] = v
+	}
+	largest := 0
+	defer func() { t.Logf("largest page: %d bytes of %d", largest, ceiling) }()
+	for {
+		r := ok(t, cs, "search_text", a)
+		pages++
+		b, err := json.Marshal(r.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = max(largest, len(b))
+		if len(b) > ceiling {
+			t.Fatalf("page %d: decoded result is %d bytes, ceiling %d", pages, len(b), ceiling)
+		}
+		if r.page.ContentHash == "" {
+			t.Fatalf("page %d: no content_hash", pages)
+		}
+		hs := items[textHit](t, r)
+		hits = append(hits, hs...)
+		if r.page.NextCursor == nil {
+			return hits, pages, empty
+		}
+		if len(hs) == 0 {
+			empty++
+		}
+		if pages > 5000 {
+			t.Fatal("no end after 5000 pages")
+		}
+		a["cursor"] = *r.page.NextCursor
+	}
+}
+
+func sameHits(t *testing.T, got, want []textHit) {
+	t.Helper()
+	if slices.Equal(got, want) {
+		return
+	}
+	seen := map[textHit]int{}
+	for _, h := range got {
+		seen[h]++
+		if seen[h] == 2 {
+			t.Errorf("duplicate hit %v", h)
+		}
+	}
+	for _, h := range want {
+		if seen[h] == 0 {
+			t.Errorf("missing hit %v", h)
+		}
+	}
+	t.Fatalf("got %d hits, want %d (first difference shown above, or order differs)", len(got), len(want))
+}
+
+func TestSearchTextItems(t *testing.T) {
+	long := "x" + strings.Repeat("é", 200) + " needle" // cut at 240 falls inside é
+	files := map[string]string{
+		"a.txt":     "one needle\ntwo\nthree NEEDLE\nneedle pin and pin needle\n",
+		"b.txt":     "crlf needle\r\nbare cr\rneedle\r\nno newline at end needle",
+		"b/c.txt":   "pin\n" + long + "\n",
+		"b/d/e.txt": "\n\n\nneedle on four\n",
+		"c.md":      "CAFÉ needle? no: CAFÉ\ncafé\nCafÉ\n",
+		"z.txt":     "nothing here\n",
+		"empty.txt": "",
+	}
+	root := tree(t, files)
+	cs := worker(t, root, "--include", "**")
+	order := []string{"a.txt", "b.txt", "b/c.txt", "b/d/e.txt", "c.md", "empty.txt", "z.txt"}
+
+	tests := []struct {
+		name  string
+		args  map[string]any
+		terms []string
+		fold  bool
+		want  []textHit
+	}{
+		{"query", map[string]any{"query": "needle"}, []string{"needle"}, false, []textHit{
+			{"a.txt", 1, "one needle"},
+			{"a.txt", 4, "needle pin and pin needle"},
+			{"b.txt", 1, "crlf needle"},
+			{"b.txt", 2, "bare cr\rneedle"},
+			{"b.txt", 3, "no newline at end needle"},
+			{"b/c.txt", 2, long[:239]},
+			{"b/d/e.txt", 4, "needle on four"},
+			{"c.md", 1, "CAFÉ needle? no: CAFÉ"},
+		}},
+		{"any_of once per line", map[string]any{"any_of": []string{"pin", "needle", "and"}}, []string{"pin", "needle", "and"}, false, nil},
+		{"folded", map[string]any{"query": "NeEdLe", "case_insensitive": true}, []string{"NeEdLe"}, true, nil},
+		{"ascii-only fold", map[string]any{"query": "cafÉ", "case_insensitive": true}, []string{"cafÉ"}, true, []textHit{
+			{"c.md", 1, "CAFÉ needle? no: CAFÉ"},
+			{"c.md", 3, "CafÉ"},
+		}},
+		{"exact case", map[string]any{"query": "CAFÉ"}, []string{"CAFÉ"}, false, []textHit{{"c.md", 1, "CAFÉ needle? no: CAFÉ"}}},
+		{"prefix", map[string]any{"query": "needle", "path": "b"}, nil, false, []textHit{
+			{"b/c.txt", 2, long[:239]},
+			{"b/d/e.txt", 4, "needle on four"},
+		}},
+		{"no match", map[string]any{"query": "absent"}, []string{"absent"}, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := tt.want
+			if want == nil && tt.terms != nil {
+				want = expectHits(order, files, tt.terms, tt.fold)
+			}
+			if tt.want != nil && tt.terms != nil {
+				sameHits(t, expectHits(order, files, tt.terms, tt.fold), tt.want) // the oracle agrees
+			}
+			got, _, _ := searchAll(t, cs, tt.args, 48000)
+			if want == nil {
+				want = []textHit{}
+			}
+			if got == nil {
+				got = []textHit{}
+			}
+			sameHits(t, got, want)
+			for _, h := range got {
+				if len(h.Text) > 240 || !utf8.ValidString(h.Text) || strings.HasSuffix(h.Text, "\r") {
+					t.Errorf("bad evidence %v", h)
+				}
+			}
+		})
+	}
+	// One page, items exactly as listed, hash over them.
+	r := ok(t, cs, "search_text", map[string]any{"query": "pin"})
+	if r.page.NextCursor != nil || len(r.page.Items) != 2 {
+		t.Fatalf("pin: %d items, cursor %v", len(r.page.Items), r.page.NextCursor)
+	}
+	if got := fmt.Sprint(items[textHit](t, r)); got != `[a.txt:4:"needle pin and pin needle" b/c.txt:1:"pin"]` {
+		t.Fatalf("pin: %s", got)
+	}
+	if len(r.obj) != 3 {
+		t.Fatalf("envelope keys %v, want items, next_cursor, content_hash", r.obj)
+	}
+}
+
+func TestSearchTextNotUTF8(t *testing.T) {
+	pad := strings.Repeat("filler line\n", 800) // > 8 KiB
+	files := map[string]string{
+		"bad-line.txt":     "needle ok\nneedle \xff bad\nneedle after\n",
+		"nul-and-bad.txt":  "needle \x00 nul\nneedle \xfe bad\nneedle three\n",
+		"nul-bad-same.bin": "head\nneedle \x00\xff\nneedle text\n",
+		"nul-only.txt":     "needle \x00 zero\n",
+		"late-binary.txt":  pad + "needle \x00\xff\nneedle late\n",
+		"latin1.csv":       "needle,caf\xe9\nneedle,plain\n",
+		"split-rune.txt":   "needle \xe2\x82\n",
+	}
+	root := tree(t, files)
+	cs := worker(t, root, "--include", "**")
+	got, _, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 48000)
+	want := []textHit{
+		{"bad-line.txt", 1, "needle ok"},
+		{"bad-line.txt", 3, "needle after"},
+		{"late-binary.txt", 802, "needle late"},
+		{"latin1.csv", 2, "needle,plain"},
+		{"nul-and-bad.txt", 1, "needle \x00 nul"},
+		{"nul-and-bad.txt", 3, "needle three"},
+		{"nul-only.txt", 1, "needle \x00 zero"},
+	}
+	sameHits(t, got, want)
+}
+
+func TestSearchTextQueryRules(t *testing.T) {
+	root := tree(t, map[string]string{"a.txt": "needle\n"})
+	cs := worker(t, root, "--include", "**")
+	many := make([]string, 17)
+	for i := range many {
+		many[i] = fmt.Sprintf("t%d", i)
+	}
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"nothing", map[string]any{}, "query"},
+		{"empty query", map[string]any{"query": ""}, "query"},
+		{"both", map[string]any{"query": "a", "any_of": []string{"b"}}, "not both"},
+		{"empty any_of", map[string]any{"any_of": []string{}}, "any_of"},
+		{"17 terms", map[string]any{"any_of": many}, "16"},
+		{"empty term", map[string]any{"any_of": []string{"a", ""}}, "empty"},
+		{"newline", map[string]any{"query": "a\nb"}, "line"},
+		{"cr", map[string]any{"query": "a\rb"}, "line"},
+		{"newline in any_of", map[string]any{"any_of": []string{"a", "b\n"}}, "line"},
+		{"too long", map[string]any{"query": strings.Repeat("q", 1025)}, "1024"},
+		{"too long in any_of", map[string]any{"any_of": []string{"a", strings.Repeat("q", 1025)}}, "1024"},
+		{"bad limit", map[string]any{"query": "a", "limit": 0}, "limit"},
+		{"garbage cursor", map[string]any{"query": "a", "cursor": "xyz"}, "invalid cursor"},
+		{"missing path", map[string]any{"query": "a", "path": "nope"}, "no served directory"},
+		{"escaping path", map[string]any{"query": "a", "path": "../x"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fails(t, cs, "search_text", tt.args, tt.want)
+		})
+	}
+	// The bounds themselves are accepted.
+	ok(t, cs, "search_text", map[string]any{"query": strings.Repeat("q", 1024)})
+	ok(t, cs, "search_text", map[string]any{"any_of": many[:16]})
+}
+
+// pagingFiles builds files bigger than a 16 KiB scan budget, dense with
+// matches (some straddling the first budget boundary), heavy with JSON
+// escaping, and one sparse file that needs empty progress pages.
+func pagingFiles() (map[string]string, []string) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	escapes := []string{`"`, `\`, "<", ">", "&", "\x01", "\x1f", "\t", "\x7f", "'", "\u2028", "é", "😀"}
+	line := func(i int) string {
+		var b strings.Builder
+		n := rng.IntN(400)
+		for b.Len() < n {
+			if rng.IntN(3) == 0 {
+				b.WriteString(escapes[rng.IntN(len(escapes))])
+			} else {
+				b.WriteByte(byte('a' + rng.IntN(26)))
+			}
+		}
+		s := b.String()
+		switch rng.IntN(7) {
+		case 0:
+			s = s[:len(s)/2] + "needle" + s[len(s)/2:]
+		case 1:
+			s = "NEEDLE" + s + "Pin"
+		case 2:
+			s += "pin\r"
+		}
+		if !utf8.ValidString(s) {
+			s = strings.ToValidUTF8(s, "?")
+		}
+		return s
+	}
+	files := map[string]string{}
+	var paths []string
+	for f := 0; f < 5; f++ {
+		var b strings.Builder
+		target := 30000 + f*9000
+		for i := 0; b.Len() < target; i++ {
+			if f == 0 && b.Len() > 16000 && b.Len() < 16384 {
+				// A line holding the term across offset 16384.
+				b.WriteString(strings.Repeat("q", 16384-3-b.Len()) + "needle straddles\n")
+				continue
+			}
+			b.WriteString(line(i) + "\n")
+		}
+		p := fmt.Sprintf("d%d/f%d.txt", f%2, f)
+		files[p] = b.String()
+		paths = append(paths, p)
+	}
+	// Every line matching and full of escapes: the result ceiling cuts pages.
+	var heavy strings.Builder
+	for i := 0; i < 300; i++ {
+		heavy.WriteString("needle" + strings.Repeat("\"\\<>&\x01\x02\x1b", 40) + "\n")
+	}
+	files["heavy.txt"] = heavy.String()
+	paths = append(paths, "heavy.txt")
+	files["sparse.txt"] = strings.Repeat("nothing to see on this line\n", 4000) + "needle at the end"
+	paths = append(paths, "sparse.txt")
+	slices.Sort(paths)
+	return files, paths
+}
+
+func TestSearchTextPagingUnion(t *testing.T) {
+	files, paths := pagingFiles()
+	if !strings.Contains(files["d0/f0.txt"][16381:16387], "ne") {
+		t.Fatal("fixture: no match straddling offset 16384")
+	}
+	root := tree(t, files)
+	const ceiling = 48000
+	cs := worker(t, root, "--include", "**", "--max-scan-bytes", "16384", "--max-result-bytes", itoa(ceiling))
+	for _, tt := range []struct {
+		name  string
+		args  map[string]any
+		terms []string
+		fold  bool
+	}{
+		{"query", map[string]any{"query": "needle"}, []string{"needle"}, false},
+		{"folded any_of", map[string]any{"any_of": []string{"needle", "pin"}, "case_insensitive": true}, []string{"needle", "pin"}, true},
+		{"limit 3", map[string]any{"query": "NEEDLE", "limit": 3}, []string{"NEEDLE"}, false},
+		{"escape-heavy term", map[string]any{"query": `"\<`}, []string{`"\<`}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := expectHits(paths, files, tt.terms, tt.fold)
+			got, pages, empty := searchAll(t, cs, tt.args, ceiling)
+			sameHits(t, got, want)
+			if pages < 10 {
+				t.Errorf("%d pages; the scan budget should force many", pages)
+			}
+			if tt.name == "query" && empty == 0 {
+				t.Errorf("no empty progress page over the sparse file")
+			}
+			t.Logf("%d hits in %d pages (%d empty with a cursor)", len(got), pages, empty)
+		})
+	}
+	// The straddling match is reported exactly once.
+	got, _, _ := searchAll(t, cs, map[string]any{"query": "straddles"}, ceiling)
+	if len(got) != 1 {
+		t.Fatalf("straddling match reported %d times", len(got))
+	}
+}
+
+func TestSearchTextCursorBinding(t *testing.T) {
+	big := strings.Repeat("needle line padding padding padding\n", 2000) // > 16 KiB
+	files := map[string]string{
+		"in/a.txt":  big,
+		"in/b.txt":  big,
+		"out/c.txt": "needle\n",
+		"top.txt":   "needle\n",
+	}
+	base := map[string]any{"query": "needle", "path": "in", "limit": 5}
+	first := func(t *testing.T) (*mcp.ClientSession, string, string) {
+		root := tree(t, files)
+		cs := worker(t, root, "--include", "**", "--max-scan-bytes", "16384")
+		r := ok(t, cs, "search_text", base)
+		if r.page.NextCursor == nil {
+			t.Fatal("no cursor")
+		}
+		return cs, root, *r.page.NextCursor
+	}
+	with := func(tok string, kv ...any) map[string]any {
+		a := map[string]any{"cursor": tok}
+		for k, v := range base {
+			a[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			a[kv[i].(string)] = kv[i+1]
+			if kv[i+1] == nil {
+				delete(a, kv[i].(string))
+			}
+		}
+		return a
+	}
+	t.Run("other terms or folding refused", func(t *testing.T) {
+		cs, _, tok := first(t)
+		for _, a := range []map[string]any{
+			with(tok, "query", "needl"),
+			with(tok, "query", "NEEDLE"),
+			with(tok, "case_insensitive", true),
+			with(tok, "query", nil, "any_of", []string{"needle", "x"}),
+			with(tok, "path", ""),
+		} {
+			fails(t, cs, "search_text", a, "invalid cursor")
+		}
+		// The same terms spelled differently are the same search.
+		ok(t, cs, "search_text", with(tok, "query", nil, "any_of", []string{"needle"}))
+		fails(t, cs, "search_files", map[string]any{"query": "needle", "cursor": tok}, "invalid cursor")
+		ok(t, cs, "search_text", with(tok)) // still good
+	})
+	t.Run("limit may change", func(t *testing.T) {
+		cs, _, tok := first(t)
+		ok(t, cs, "search_text", with(tok, "limit", 50))
+	})
+	edits := []struct {
+		name    string
+		edit    func(root string)
+		survive bool
+	}{
+		{"outside the prefix", func(root string) {
+			os.WriteFile(filepath.Join(root, "out/c.txt"), []byte("changed needle\n"), 0o644)
+			os.WriteFile(filepath.Join(root, "top.txt"), []byte("x"), 0o644)
+			os.WriteFile(filepath.Join(root, "out/new.txt"), []byte("needle"), 0o644)
+		}, true},
+		{"already scanned file", func(root string) {
+			os.WriteFile(filepath.Join(root, "in/a.txt"), []byte(strings.Replace(big, "needle", "NEEDLE", 1)), 0o644)
+		}, false},
+		{"file not yet scanned", func(root string) {
+			os.WriteFile(filepath.Join(root, "in/b.txt"), []byte(big+"x"), 0o644)
+		}, false},
+		{"no-match content", func(root string) {
+			os.WriteFile(filepath.Join(root, "in/b.txt"), []byte(strings.Replace(big, "padding", "paddinG", 1)), 0o644)
+		}, false},
+		{"file added in scope", func(root string) {
+			os.WriteFile(filepath.Join(root, "in/c.txt"), []byte("nothing"), 0o644)
+		}, false},
+		{"file removed in scope", func(root string) { os.Remove(filepath.Join(root, "in/b.txt")) }, false},
+		{"file renamed in scope", func(root string) {
+			os.Rename(filepath.Join(root, "in/b.txt"), filepath.Join(root, "in/bb.txt"))
+		}, false},
+		{"identical bytes, new file (default mode)", func(root string) {
+			tmp := filepath.Join(t.TempDir(), "x")
+			os.WriteFile(tmp, []byte(big), 0o644)
+			os.Rename(tmp, filepath.Join(root, "in/b.txt"))
+		}, false},
+	}
+	for _, e := range edits {
+		t.Run(e.name, func(t *testing.T) {
+			cs, root, tok := first(t)
+			e.edit(root)
+			if e.survive {
+				hits, _, _ := searchAll(t, cs, with(tok), 48000)
+				if len(hits) == 0 {
+					t.Fatal("no hits after resuming")
+				}
+				return
+			}
+			fails(t, cs, "search_text", with(tok), changed)
+		})
+	}
+}
+
+// TestSearchTextConcurrentChange pages through search_text while another
+// goroutine keeps rewriting an in-scope file: every call succeeds or fails
+// with the changed-state error, nothing else.
+func TestSearchTextConcurrentChange(t *testing.T) {
+	big := strings.Repeat("needle among some words of text\n", 1500)
+	root := tree(t, map[string]string{"a.txt": big, "b.txt": big, "c.txt": big})
+	cs := worker(t, root, "--include", "**", "--max-scan-bytes", "16384")
+	target := filepath.Join(root, "b.txt")
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 3000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			body := big
+			if i%2 == 1 {
+				body = big[:len(big)-32*(i%50)]
+			}
+			os.WriteFile(target, []byte(body), 0o644)
+		}
+	}()
+	var okCalls, changedCalls int
+	var cursor string
+	for i := 0; i < 300; i++ {
+		a := map[string]any{"query": "needle", "limit": 200}
+		if cursor != "" {
+			a["cursor"] = cursor
+		}
+		r := call(t, cs, "search_text", a)
+		switch {
+		case !r.isError:
+			okCalls++
+			cursor = ""
+			if r.page.NextCursor != nil {
+				cursor = *r.page.NextCursor
+			}
+			for _, h := range items[textHit](t, r) {
+				if h.Text != "needle among some words of text" {
+					t.Fatalf("torn evidence %v", h)
+				}
+			}
+		case r.text == changed:
+			changedCalls++
+			cursor = ""
+		default:
+			t.Fatalf("call %d: unexpected error %q", i, r.text)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d pages served, %d changed-state refusals", okCalls, changedCalls)
+	if okCalls == 0 {
+		t.Fatal("no call succeeded")
+	}
+	// Once quiet, a full traversal completes.
+	os.WriteFile(target, []byte(big), 0o644)
+	hits, _, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 48000)
+	if len(hits) != 4500 {
+		t.Fatalf("%d hits, want 4500", len(hits))
+	}
+}
