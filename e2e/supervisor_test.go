@@ -239,6 +239,44 @@ func TestSupervisorReaderWriter(t *testing.T) {
 		t.Fatalf("read result %s (%v)", sc, err)
 	}
 
+	// Cursors pass through untouched: page a file larger than the root's
+	// max_read_bytes (16384) to its end through the front.
+	big := strings.Repeat("0123456789abcdef\n", 3000)
+	writeFile(t, filepath.Join(dir, "workspace", "big.txt"), big)
+	var got strings.Builder
+	args := map[string]any{"path": "big.txt"}
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("more than 10 pages for a 51 KB file")
+		}
+		r := callTool(t, p.session, "reader_read_text_file", args)
+		if r.IsError {
+			t.Fatalf("page %d: %s", pages, resultText(r))
+		}
+		var pg struct {
+			Items []struct {
+				Text string `json:"text"`
+			} `json:"items"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(mustJSON(r.StructuredContent), &pg); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range pg.Items {
+			got.WriteString(it.Text)
+		}
+		if pg.NextCursor == nil || *pg.NextCursor == "" {
+			if pages == 0 {
+				t.Fatal("a 51 KB file came back in one page")
+			}
+			break
+		}
+		args = map[string]any{"path": "big.txt", "cursor": *pg.NextCursor}
+	}
+	if got.String() != big {
+		t.Errorf("paged text differs from the file (%d bytes, want %d)", got.Len(), len(big))
+	}
+
 	res = callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "report.md", "text": "# done\n"})
 	if res.IsError {
 		t.Fatalf("write: %s", resultText(res))
