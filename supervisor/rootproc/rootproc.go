@@ -65,7 +65,6 @@ type Proc struct {
 
 	mu      sync.Mutex
 	state   State
-	crashes []time.Time
 	failedN int
 	client  *plugin.Client
 	session *mcp.ClientSession
@@ -258,7 +257,7 @@ func (p *Proc) kill() {
 // Run watches the worker started by Start and restarts it with backoff until
 // ctx is done, then stops it. It returns nil when stopped by ctx.
 func (p *Proc) Run(ctx context.Context) error {
-	backoff := BackoffMin
+	var pol policy
 	for {
 		p.mu.Lock()
 		exited, started := p.exited, time.Now()
@@ -270,25 +269,29 @@ func (p *Proc) Run(ctx context.Context) error {
 				return nil
 			case <-exited:
 			}
-			if time.Since(started) >= HealthyAfter {
-				backoff = BackoffMin
-			}
 		}
 		p.kill()
-		if p.recordCrash() {
-			fmt.Fprintf(p.stderr(), "%s: worker failed after %d crashes in %s; its tools are disabled\n", p.Name(), p.failedCount(), CrashWindow)
+		delay, failed, n := pol.crash(time.Now(), time.Since(started))
+		p.mu.Lock()
+		if failed {
+			p.state, p.failedN = Failed, n
+		} else {
+			p.state = Restarting
+		}
+		p.mu.Unlock()
+		if failed {
+			fmt.Fprintf(p.stderr(), "%s: worker failed after %d crashes in %s; its tools are disabled\n", p.Name(), n, CrashWindow)
 			<-ctx.Done()
 			p.stop()
 			return nil
 		}
-		fmt.Fprintf(p.stderr(), "%s: worker exited; restarting in %s\n", p.Name(), backoff)
+		fmt.Fprintf(p.stderr(), "%s: worker exited; restarting in %s\n", p.Name(), delay)
 		select {
 		case <-ctx.Done():
 			p.stop()
 			return nil
-		case <-time.After(backoff):
+		case <-time.After(delay):
 		}
-		backoff = min(backoff*2, BackoffMax)
 		if err := p.launch(ctx); err != nil {
 			fmt.Fprintf(p.stderr(), "%s: restart failed: %v\n", p.Name(), err)
 			p.mu.Lock()
@@ -296,33 +299,6 @@ func (p *Proc) Run(ctx context.Context) error {
 			p.mu.Unlock()
 		}
 	}
-}
-
-// recordCrash notes a crash and reports whether the root is now failed.
-func (p *Proc) recordCrash() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	kept := p.crashes[:0]
-	for _, t := range p.crashes {
-		if now.Sub(t) < CrashWindow {
-			kept = append(kept, t)
-		}
-	}
-	p.crashes = append(kept, now)
-	if len(p.crashes) > MaxCrashes {
-		p.state = Failed
-		p.failedN = len(p.crashes)
-		return true
-	}
-	p.state = Restarting
-	return false
-}
-
-func (p *Proc) failedCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.failedN
 }
 
 func (p *Proc) stop() {
