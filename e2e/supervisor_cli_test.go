@@ -2,13 +2,39 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestSupervisorEntry: the entry subcommand prints a host entry that runs
+// this supervisor on the manifest, by absolute paths.
+func TestSupervisorEntry(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	good, _ := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	out, err := exec.Command(bins.supervisor, "entry", good).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(out, &e); err != nil {
+		t.Fatalf("entry output %q: %v", out, err)
+	}
+	s, ok := e.MCPServers["fsmcp"]
+	if !ok || s.Command != bins.supervisor || !slices.Equal(s.Args, []string{"--manifest", good}) {
+		t.Errorf("entry %s", out)
+	}
+}
 
 // TestSupervisorCLI: usage mistakes and the check subcommand answer with
 // one short stderr line and status 64 (0 for a good manifest), never a hang.
@@ -29,6 +55,7 @@ func TestSupervisorCLI(t *testing.T) {
 		{"missing worker binary", []string{"--manifest", good, "--worker", "/nonexistent/fsmcp-worker"}, 64, "worker binary /nonexistent/fsmcp-worker: no such file or directory"},
 		{"check good", []string{"check", good}, 0, ""},
 		{"check bad", []string{"check", bad}, 64, bad + ":4: roots[0].path: root folder \"nowhere\" does not exist"},
+		{"entry bad", []string{"entry", bad}, 64, bad + ":4: roots[0].path"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

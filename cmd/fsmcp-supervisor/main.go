@@ -1,10 +1,15 @@
 // Command fsmcp-supervisor serves several confined roots, each in its own
 // fsmcp-worker process, on one stdio MCP connection. See the manifest
 // reference in manifests/.
+//
+//	fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]
+//	fsmcp-supervisor check FILE    validate a manifest, start nothing
+//	fsmcp-supervisor entry FILE    print a host entry for the manifest
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,8 +26,13 @@ const exitUsage = 64
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "check" {
-		return check(args[1:], stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "check":
+			return check(args[1:], stderr)
+		case "entry":
+			return entry(args[1:], stdout, stderr)
+		}
 	}
 	fl := flag.NewFlagSet("fsmcp-supervisor", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
@@ -68,6 +78,37 @@ func check(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
 		return exitUsage
 	}
+	return 0
+}
+
+// entry validates a manifest and prints a host entry that starts this
+// supervisor on it.
+func entry(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor entry FILE")
+		return exitUsage
+	}
+	if _, err := supervisor.Load(args[0], nil); err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return exitUsage
+	}
+	file, err := filepath.Abs(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return exitUsage
+	}
+	self, err := os.Executable()
+	if err != nil {
+		self = "fsmcp-supervisor"
+	}
+	type server struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	out, _ := json.MarshalIndent(map[string]map[string]server{
+		"mcpServers": {"fsmcp": {Command: self, Args: []string{"--manifest", file}}},
+	}, "", "  ")
+	fmt.Fprintf(stdout, "%s\n", out)
 	return 0
 }
 
