@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,6 +137,8 @@ func launchSupervisor(t testing.TB, manifest, worker string, env ...string) *sup
 	bins := buildSupervisorBins(t)
 	cmd := exec.Command(bins.supervisor, "--manifest", manifest, "--worker", worker)
 	cmd.Env = append(os.Environ(), env...)
+	// Its own process group, so a test can signal the whole group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &supervisorProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	in, err := cmd.StdinPipe()

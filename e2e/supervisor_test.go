@@ -473,6 +473,7 @@ func TestSupervisorShutdown(t *testing.T) {
 		{"SIGINT", func(p *supervisorProc) { _ = p.cmd.Process.Signal(syscall.SIGINT) }},
 		{"SIGTERM", func(p *supervisorProc) { _ = p.cmd.Process.Signal(syscall.SIGTERM) }},
 		{"end of input", func(p *supervisorProc) { _ = p.stdin.Close() }},
+		{"SIGTERM to the process group", func(p *supervisorProc) { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
