@@ -120,7 +120,13 @@ type supervisorProc struct {
 // cleanup.
 func startSupervisor(t testing.TB, manifest, worker string, env ...string) *supervisorProc {
 	t.Helper()
-	p := launchSupervisor(t, manifest, worker, env...)
+	return startSupervisorArgs(t, []string{"--manifest", manifest, "--worker", worker}, env...)
+}
+
+// startSupervisorArgs is startSupervisor with the whole command line.
+func startSupervisorArgs(t testing.TB, args []string, env ...string) *supervisorProc {
+	t.Helper()
+	p := launchSupervisorArgs(t, args, env...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
@@ -134,8 +140,13 @@ func startSupervisor(t testing.TB, manifest, worker string, env ...string) *supe
 
 func launchSupervisor(t testing.TB, manifest, worker string, env ...string) *supervisorProc {
 	t.Helper()
+	return launchSupervisorArgs(t, []string{"--manifest", manifest, "--worker", worker}, env...)
+}
+
+func launchSupervisorArgs(t testing.TB, args []string, env ...string) *supervisorProc {
+	t.Helper()
 	bins := buildSupervisorBins(t)
-	cmd := exec.Command(bins.supervisor, "--manifest", manifest, "--worker", worker)
+	cmd := exec.Command(bins.supervisor, args...)
 	cmd.Env = append(os.Environ(), env...)
 	// Its own process group, so a test can signal the whole group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

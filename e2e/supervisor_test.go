@@ -455,7 +455,7 @@ func TestSupervisorRootFailsAfterCrashes(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "the root to be failed", func() bool {
 		res := callTool(t, p.session, "reader_read_text_file", map[string]any{"path": "a.txt"})
-		return res.IsError && strings.Contains(resultText(res), "root reader failed after 6 crashes")
+		return res.IsError && strings.Contains(resultText(res), "root reader failed after 6 crashes within 60s")
 	})
 	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "text": "w"}); res.IsError {
 		t.Errorf("writer affected: %s", resultText(res))
@@ -509,6 +509,44 @@ func TestSupervisorShutdown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSupervisorGraceExpires: a call that outlives --grace does not hold the
+// supervisor up: it stops the workers and exits 0 soon after the grace.
+func TestSupervisorGraceExpires(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	file, _ := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	p := startSupervisorArgs(t, []string{"--manifest", file, "--worker", bins.testWorker, "--grace", "300ms"})
+	workers := p.workerPIDs(t)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "reader_read_text_file", Arguments: map[string]any{"path": "slow-20s"}})
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t, 8*time.Second); code != 0 {
+		t.Errorf("exit %d, want 0; stderr:\n%s", code, p.stderr)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s to stop with a 300ms grace", took)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the call cut off at shutdown reported success")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the call cut off at shutdown never returned")
+	}
+	for _, w := range workers {
+		if alive(w) {
+			t.Errorf("worker %d still running", w)
+		}
 	}
 }
 

@@ -122,7 +122,7 @@ func (p *Proc) stateErrorLocked() error {
 	case Restarting:
 		return fmt.Errorf("root %s is restarting after its worker exited; try again shortly", name)
 	case Failed:
-		return fmt.Errorf("root %s failed after %d crashes in %s; its tools stay unavailable until the supervisor is restarted", name, p.failedN, CrashWindow)
+		return fmt.Errorf("root %s failed after %d crashes within %s; its tools stay unavailable until the supervisor is restarted", name, p.failedN, seconds(CrashWindow))
 	case Stopped:
 		return fmt.Errorf("root %s is stopped; the supervisor is shutting down", name)
 	}
@@ -280,7 +280,7 @@ func (p *Proc) Run(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 		if failed {
-			fmt.Fprintf(p.stderr(), "%s: worker failed after %d crashes in %s; its tools are disabled\n", p.Name(), n, CrashWindow)
+			fmt.Fprintf(p.stderr(), "%s: worker failed after %d crashes within %s; its tools are disabled\n", p.Name(), n, seconds(CrashWindow))
 			<-ctx.Done()
 			p.stop()
 			return nil
@@ -327,3 +327,6 @@ func IsExit(err error, code int) bool {
 	var e *ExitError
 	return errors.As(err, &e) && e.Code == code
 }
+
+// seconds renders d as whole seconds ("60s" rather than "1m0s").
+func seconds(d time.Duration) string { return fmt.Sprintf("%ds", int(d/time.Second)) }
