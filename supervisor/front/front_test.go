@@ -1,0 +1,173 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/worker/profile"
+)
+
+// root is a front.Root backed by a real MCP server over in-memory
+// transports, or by a state error when down.
+type root struct {
+	name    string
+	tools   []*mcp.Tool
+	session *mcp.ClientSession
+	down    error
+}
+
+func (r *root) Name() string       { return r.name }
+func (r *root) Tools() []*mcp.Tool { return r.tools }
+func (r *root) Session() (*mcp.ClientSession, error) {
+	if r.down != nil {
+		return nil, r.down
+	}
+	return r.session, nil
+}
+func (r *root) StateError() error { return r.down }
+
+type echoIn struct {
+	Text string `json:"text"`
+	Fail bool   `json:"fail,omitempty"`
+}
+
+type echoOut struct {
+	Text string `json:"text"`
+}
+
+func newRoot(t *testing.T, name string) *root {
+	t.Helper()
+	ctx := context.Background()
+	srv := profile.New(&mcp.Implementation{Name: name, Version: "1"}, "")
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo text.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a echoIn) (*mcp.CallToolResult, echoOut, error) {
+			if a.Fail {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "refused: " + a.Text}}}, echoOut{}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "said " + a.Text}}}, echoOut{Text: a.Text}, nil
+		})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &root{name: name, tools: res.Tools, session: cs}
+}
+
+func serve(t *testing.T, roots ...Root) (*Server, *mcp.ClientSession) {
+	t.Helper()
+	fs, err := New(&mcp.Implementation{Name: "front", Version: "1"}, roots, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- fs.Serve(context.Background(), st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("front server did not end")
+		}
+	})
+	return fs, cs
+}
+
+func TestFront(t *testing.T) {
+	a, b := newRoot(t, "alpha"), newRoot(t, "beta")
+	b.down = errors.New("root beta is restarting after its worker exited; try again shortly")
+	fs, host := serve(t, a, b)
+	ctx := context.Background()
+
+	list, err := host.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.Name == "alpha_echo" {
+			got, _ := json.Marshal(tool.InputSchema)
+			want, _ := json.Marshal(a.tools[0].InputSchema)
+			if string(got) != string(want) || tool.Description != "[alpha] Echo text." || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
+				t.Errorf("alpha_echo = %+v", tool)
+			}
+		}
+	}
+	if strings.Join(names, ",") != "alpha_echo,beta_echo" {
+		t.Errorf("tools %v", names)
+	}
+
+	tests := []struct {
+		name    string
+		tool    string
+		args    map[string]any
+		isError bool
+		text    string
+		structT string
+	}{
+		{"passed through", "alpha_echo", map[string]any{"text": "hi"}, false, "said hi", "hi"},
+		{"tool error passed through", "alpha_echo", map[string]any{"text": "no", "fail": true}, true, "refused: no", ""},
+		{"root down", "beta_echo", map[string]any{"text": "hi"}, true, "root beta is restarting", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := host.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := ""
+			if len(res.Content) > 0 {
+				text = res.Content[0].(*mcp.TextContent).Text
+			}
+			if res.IsError != tc.isError || !strings.Contains(text, tc.text) {
+				t.Fatalf("isError=%v text=%q, want %v %q", res.IsError, text, tc.isError, tc.text)
+			}
+			if tc.structT != "" {
+				if m, _ := res.StructuredContent.(map[string]any); m["text"] != tc.structT {
+					t.Errorf("structuredContent %v", res.StructuredContent)
+				}
+			}
+		})
+	}
+
+	// A worker's protocol error (arguments its schema rejects) comes back
+	// as a protocol error, not a success.
+	if res, err := host.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": 3}}); err == nil && !res.IsError {
+		t.Errorf("bad arguments accepted: %+v", res)
+	}
+
+	// Once draining, new calls are refused with a tool error.
+	fs.beginDrain()
+	res, err := host.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": "late"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "shutting down") {
+		t.Errorf("call while draining: %v %+v", err, res)
+	}
+}
+
+func TestFrontDuplicateNames(t *testing.T) {
+	a := newRoot(t, "alpha")
+	if _, err := New(&mcp.Implementation{Name: "front", Version: "1"}, []Root{a, a}, time.Second); err == nil {
+		t.Fatal("two roots producing alpha_echo were accepted")
+	}
+}
