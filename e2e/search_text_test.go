@@ -485,69 +485,84 @@ func TestSearchTextCursorBinding(t *testing.T) {
 }
 
 // TestSearchTextConcurrentChange pages through search_text while another
-// goroutine keeps rewriting an in-scope file: every call succeeds or fails
-// with the changed-state error, nothing else.
+// goroutine keeps rewriting (truncating, then writing) an in-scope file:
+// every call succeeds or fails with the changed-state error, nothing else,
+// with small and large scan budgets and in both cursor modes.
 func TestSearchTextConcurrentChange(t *testing.T) {
-	big := strings.Repeat("needle among some words of text\n", 1500)
-	root := tree(t, map[string]string{"a.txt": big, "b.txt": big, "c.txt": big})
-	cs := worker(t, root, "--include", "**", "--max-scan-bytes", "16384")
-	target := filepath.Join(root, "b.txt")
-
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; i < 3000; i++ {
-			select {
-			case <-stop:
-				return
-			default:
+	const evidence = "needle among some words of text"
+	big := strings.Repeat(evidence+"\n", 8000) // 256 KB
+	for _, tc := range []struct {
+		name string
+		det  bool
+		scan string
+	}{
+		{"default mode, small budget", false, "16384"},
+		{"default mode, large budget", false, "4194304"},
+		{"deterministic, small budget", true, "16384"},
+		{"deterministic, large budget", true, "4194304"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tree(t, map[string]string{"a.txt": big[:48000], "b.txt": big, "c.txt": big[:48000]})
+			var cs *mcp.ClientSession
+			if tc.det {
+				cs = detWorker(t, root, newKey(t, 32), "--max-scan-bytes", tc.scan)
+			} else {
+				cs = worker(t, root, "--include", "**", "--max-scan-bytes", tc.scan)
 			}
-			body := big
-			if i%2 == 1 {
-				body = big[:len(big)-32*(i%50)]
-			}
-			os.WriteFile(target, []byte(body), 0o644)
-		}
-	}()
-	var okCalls, changedCalls int
-	var cursor string
-	for i := 0; i < 300; i++ {
-		a := map[string]any{"query": "needle", "limit": 200}
-		if cursor != "" {
-			a["cursor"] = cursor
-		}
-		r := call(t, cs, "search_text", a)
-		switch {
-		case !r.isError:
-			okCalls++
-			cursor = ""
-			if r.page.NextCursor != nil {
-				cursor = *r.page.NextCursor
-			}
-			for _, h := range items[textHit](t, r) {
-				if h.Text != "needle among some words of text" {
-					t.Fatalf("torn evidence %v", h)
+			target := filepath.Join(root, "b.txt")
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 2000; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					os.WriteFile(target, []byte(big[:len(big)-32*(i%50)]), 0o644)
+				}
+			}()
+			var okCalls, changedCalls int
+			var cursor string
+			for i := 0; i < 80; i++ {
+				a := map[string]any{"query": "needle", "limit": 1000}
+				if cursor != "" {
+					a["cursor"] = cursor
+				}
+				r := call(t, cs, "search_text", a)
+				switch {
+				case !r.isError:
+					okCalls++
+					cursor = ""
+					if r.page.NextCursor != nil {
+						cursor = *r.page.NextCursor
+					}
+					for _, h := range items[textHit](t, r) {
+						if h.Text != evidence {
+							t.Fatalf("torn evidence %v", h)
+						}
+					}
+				case r.text == changed:
+					changedCalls++
+					cursor = ""
+				default:
+					t.Fatalf("call %d: unexpected error %q", i, r.text)
 				}
 			}
-		case r.text == changed:
-			changedCalls++
-			cursor = ""
-		default:
-			t.Fatalf("call %d: unexpected error %q", i, r.text)
-		}
-	}
-	close(stop)
-	wg.Wait()
-	t.Logf("%d pages served, %d changed-state refusals", okCalls, changedCalls)
-	if okCalls == 0 {
-		t.Fatal("no call succeeded")
-	}
-	// Once quiet, a full traversal completes.
-	os.WriteFile(target, []byte(big), 0o644)
-	hits, _, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 48000)
-	if len(hits) != 4500 {
-		t.Fatalf("%d hits, want 4500", len(hits))
+			close(stop)
+			wg.Wait()
+			t.Logf("%d pages served, %d changed-state refusals", okCalls, changedCalls)
+			if okCalls == 0 {
+				t.Fatal("no call succeeded")
+			}
+			// Once quiet, a full traversal completes.
+			os.WriteFile(target, []byte(big), 0o644)
+			hits, _, _ := searchAll(t, cs, map[string]any{"query": "needle", "path": ""}, 48000)
+			if want := 2*1500 + 8000; len(hits) != want {
+				t.Fatalf("%d hits, want %d", len(hits), want)
+			}
+		})
 	}
 }

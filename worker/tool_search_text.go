@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
@@ -148,7 +149,7 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 	if pos.Offset == 0 {
 		bin, err := sc.IsBinary(f, id.Size)
 		if err != nil {
-			return next, false, false, toolErrorf("cannot read %q", sf.path)
+			return next, false, false, readFailure(f, id, sf.path)
 		}
 		if bin {
 			return next, true, false, nil
@@ -163,7 +164,7 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 		return true
 	})
 	if err != nil {
-		return next, false, false, toolErrorf("cannot read %q", sf.path)
+		return next, false, false, readFailure(f, id, sf.path)
 	}
 	*budget -= scanned
 	if after, err := confine.Fstat(f); err != nil || after != id {
@@ -173,6 +174,16 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 		return textscan.Position{Offset: refused.Offset, Line: refused.Line}, false, true, nil
 	}
 	return next, done, false, nil
+}
+
+// readFailure is the error for a failed read of the open file f: a file
+// changed (say, truncated) since it was opened reads short, and that is the
+// changed-state error, not a read failure.
+func readFailure(f *os.File, id confine.Identity, path string) error {
+	if after, err := confine.Fstat(f); err != nil || after != id {
+		return toolErrorf("%v", cursor.ErrChanged)
+	}
+	return toolErrorf("cannot read %q", path)
 }
 
 // scopeState digests what a text-search cursor binds: every in-scope path
