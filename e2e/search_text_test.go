@@ -232,6 +232,11 @@ func TestSearchTextNotUTF8(t *testing.T) {
 		"late-binary.txt":  pad + "needle \x00\xff\nneedle late\n",
 		"latin1.csv":       "needle,caf\xe9\nneedle,plain\n",
 		"split-rune.txt":   "needle \xe2\x82\n",
+		// NUL in the head on a line whose rune is cut by the 8 KiB mark.
+		"head-cut.txt": "needle " + strings.Repeat("a", 8190-7) + "\x00\xc3\xa9 tail\nneedle two\n",
+		// NUL in the head, the bad byte on the same line past 8 KiB: only
+		// that line is lost.
+		"bad-past-head.txt": "needle \x00 " + strings.Repeat("x", 9000) + "\xff\nneedle ok\n",
 	}
 	root := tree(t, files)
 	cs := worker(t, root, "--include", "**")
@@ -239,6 +244,9 @@ func TestSearchTextNotUTF8(t *testing.T) {
 	want := []textHit{
 		{"bad-line.txt", 1, "needle ok"},
 		{"bad-line.txt", 3, "needle after"},
+		{"bad-past-head.txt", 2, "needle ok"},
+		{"head-cut.txt", 1, wantEvidence(files["head-cut.txt"])},
+		{"head-cut.txt", 2, "needle two"},
 		{"late-binary.txt", 802, "needle late"},
 		{"latin1.csv", 2, "needle,plain"},
 		{"nul-and-bad.txt", 1, "needle \x00 nul"},
@@ -246,6 +254,21 @@ func TestSearchTextNotUTF8(t *testing.T) {
 		{"nul-only.txt", 1, "needle \x00 zero"},
 	}
 	sameHits(t, got, want)
+}
+
+// TestSearchTextGiantLine: a line longer than the scanner's 1 MiB window,
+// with the match straddling the window boundary, is reported once, under a
+// small and a large scan budget.
+func TestSearchTextGiantLine(t *testing.T) {
+	const w = 1 << 20
+	giant := strings.Repeat("a", w-3) + "needle" + strings.Repeat("b", w/2) + "\n"
+	root := tree(t, map[string]string{"g.txt": "needle first\n" + giant + "needle last\n"})
+	want := []textHit{{"g.txt", 1, "needle first"}, {"g.txt", 2, strings.Repeat("a", 240)}, {"g.txt", 3, "needle last"}}
+	for _, scan := range []string{"16384", "4194304"} {
+		cs := worker(t, root, "--include", "**", "--max-scan-bytes", scan)
+		got, _, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 48000)
+		sameHits(t, got, want)
+	}
 }
 
 func TestSearchTextQueryRules(t *testing.T) {
