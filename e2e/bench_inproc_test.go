@@ -19,6 +19,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// benchSkipInProcShort skips a profiling twin under -short: the stdio
+// benchmarks are the smoke run.
+func benchSkipInProcShort(b *testing.B) {
+	if testing.Short() {
+		b.Skip("in-process profiling aid; skipped under -short")
+	}
+}
+
 // benchInProc serves root in this process and returns a connected client.
 func benchInProc(b *testing.B, root string, limits fsworker.Limits) *mcp.ClientSession {
 	b.Helper()
@@ -43,6 +51,7 @@ func benchInProc(b *testing.B, root string, limits fsworker.Limits) *mcp.ClientS
 }
 
 func BenchmarkInProcRead12MB(b *testing.B) {
+	benchSkipInProcShort(b)
 	body := benchUTF8Text(12 << 20)
 	root := b.TempDir()
 	benchWriteFile(b, filepath.Join(root, "big.txt"), body)
@@ -57,6 +66,7 @@ func BenchmarkInProcRead12MB(b *testing.B) {
 }
 
 func BenchmarkInProcListFolder(b *testing.B) {
+	benchSkipInProcShort(b)
 	root := b.TempDir()
 	for i := range 100 {
 		benchWriteFile(b, filepath.Join(root, "big", fmt.Sprintf("file%03d.go", i)), []byte("package big\n"))
@@ -79,12 +89,9 @@ func BenchmarkInProcListFolder(b *testing.B) {
 }
 
 func BenchmarkInProcSearchText(b *testing.B) {
-	files, size := 2000, 100<<10
-	if testing.Short() {
-		files, size = 200, 10<<10
-	}
+	benchSkipInProcShort(b)
 	root := b.TempDir()
-	total := benchCodeTree(b, root, files, size)
+	total := benchCodeTree(b, root, 2000, 100<<10)
 	cs := benchInProc(b, root, fsworker.DefaultLimits)
 	b.SetBytes(total)
 	b.ResetTimer()
@@ -96,6 +103,7 @@ func BenchmarkInProcSearchText(b *testing.B) {
 }
 
 func BenchmarkInProcSearchFiles(b *testing.B) {
+	benchSkipInProcShort(b)
 	root := b.TempDir()
 	for i := range 20000 {
 		name := fmt.Sprintf("file%05d.txt", i)
