@@ -57,7 +57,7 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 		return d, nil
 	}
 	if id.Size > b.left {
-		return "", toolErrorf("this call needs more than --max-cursor-hash-bytes (%d) of uncached hashing; narrow the path or raise --max-cursor-hash-bytes", r.lim.MaxCursorHashBytes)
+		return "", hashBudgetError(r.lim.MaxCursorHashBytes)
 	}
 	b.left -= id.Size
 	h := sha256.New()
@@ -70,4 +70,10 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 	d := hex.EncodeToString(h.Sum(nil))
 	r.digests.put(id, d)
 	return d, nil
+}
+
+// hashBudgetError is the actionable error for a call that would hash more
+// uncached bytes than --max-cursor-hash-bytes allows.
+func hashBudgetError(limit int64) error {
+	return toolErrorf("this call needs more than --max-cursor-hash-bytes (%d) of uncached hashing; narrow the path or raise --max-cursor-hash-bytes", limit)
 }

@@ -192,6 +192,20 @@ func readFailure(f *os.File, id confine.Identity, path string) error {
 func (r *Root) scopeState(files []scopedFile) (string, error) {
 	h := sha256.New()
 	b := &hashBudget{left: r.lim.MaxCursorHashBytes}
+	if r.Deterministic() {
+		// Refuse before hashing anything when the uncached bytes exceed
+		// the budget, so a call that must fail wastes no hashing and
+		// caches nothing: retrying it fails the same way.
+		var need int64
+		for _, sf := range files {
+			if _, ok := r.digests.get(sf.id); !ok {
+				need += sf.id.Size
+			}
+		}
+		if need > b.left {
+			return "", hashBudgetError(r.lim.MaxCursorHashBytes)
+		}
+	}
 	for _, sf := range files {
 		if !r.Deterministic() {
 			fmt.Fprintf(h, "%s\x00%s\n", sf.path, identityState(sf.id))
