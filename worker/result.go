@@ -32,13 +32,6 @@ func errorResult(err error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
 
-// page is the envelope of the four read tools.
-type page struct {
-	Items       []json.RawMessage `json:"items"`
-	NextCursor  *string           `json:"next_cursor"`
-	ContentHash string            `json:"content_hash"`
-}
-
 // resultFor wraps a structured value as a tool result: the JSON text in
 // content, the same value as structuredContent.
 func resultFor(structured []byte) *mcp.CallToolResult {
@@ -48,15 +41,24 @@ func resultFor(structured []byte) *mcp.CallToolResult {
 	}
 }
 
-// resultSize is the size of the result as a client decodes and re-encodes
-// it, plus a reserve for the _meta the SDK adds to every response.
-func resultSize(structured []byte) (int, error) {
-	b, err := json.Marshal(resultFor(structured))
-	if err != nil {
-		return 0, err
-	}
-	return len(b) + metaReserve, nil
+// resultSize bounds the size of the result as a client decodes and
+// re-encodes it, plus a reserve for the _meta the SDK adds to every
+// response. The structured bytes appear twice, once as they are and once
+// escaped inside the content text, so the bound is computed from the bytes
+// rather than by encoding the result again.
+func resultSize(structured []byte) int {
+	return resultFrame + len(structured) + 2 + escapedLen(structured) + metaReserve
 }
+
+// resultFrame is what a result costs beyond its two copies of the
+// structured bytes.
+var resultFrame = func() int {
+	b, err := json.Marshal(resultFor([]byte("{}")))
+	if err != nil {
+		panic(err)
+	}
+	return len(b) - len(`{}`) - len(`"{}"`)
+}()
 
 // metaReserve covers what the SDK adds around a tool result (the server's
 // identity in _meta, the result type).
@@ -133,22 +135,43 @@ func (f *fitter) finish(next *string, hash string) (*mcp.CallToolResult, error) 
 	if next != nil && len(*next) > cursorReserve {
 		return nil, fmt.Errorf("cursor of %d bytes exceeds its reserve", len(*next))
 	}
-	items := f.items
-	if items == nil {
-		items = []json.RawMessage{}
-	}
-	b, err := json.Marshal(page{Items: items, NextCursor: next, ContentHash: hash})
-	if err != nil {
-		return nil, err
-	}
-	n, err := resultSize(b)
-	if err != nil {
-		return nil, err
-	}
-	if n > f.ceiling {
+	b := renderPage(f.items, next, hash)
+	if n := resultSize(b); n > f.ceiling {
 		return nil, fmt.Errorf("page of %d bytes exceeds the ceiling %d", n, f.ceiling)
 	}
 	return resultFor(b), nil
+}
+
+// renderPage writes the page envelope around items that are already
+// compact JSON. Cursors are base64url and hashes hex, so neither needs
+// escaping.
+func renderPage(items []json.RawMessage, next *string, hash string) []byte {
+	n := 64 + len(hash)
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	if next != nil {
+		n += len(*next)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"items":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	b = append(b, `],"next_cursor":`...)
+	if next == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, *next...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"content_hash":"`...)
+	b = append(b, hash...)
+	return append(b, `"}`...)
 }
 
 func sha256Hex(b []byte) string {
@@ -159,9 +182,14 @@ func sha256Hex(b []byte) string {
 // itemsHash is the content hash of a listing page: SHA-256 of the items
 // array exactly as it appears in structuredContent.
 func itemsHash(items []json.RawMessage) string {
-	if items == nil {
-		items = []json.RawMessage{}
+	h := sha256.New()
+	h.Write([]byte{'['})
+	for i, it := range items {
+		if i > 0 {
+			h.Write([]byte{','})
+		}
+		h.Write(it)
 	}
-	b, _ := json.Marshal(items)
-	return sha256Hex(b)
+	h.Write([]byte{']'})
+	return hex.EncodeToString(h.Sum(nil))
 }

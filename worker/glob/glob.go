@@ -18,6 +18,11 @@ type Glob struct {
 	src  string
 	segs []string // "**" or a segment pattern; lower-cased when fold is set
 	fold bool
+	// base is set for a pattern of the form **/X with X one segment
+	// pattern: it then matches exactly the paths whose last segment
+	// matches X, which needs no walk over the segments. Most excludes,
+	// the built-in list included, have this form.
+	base string
 }
 
 // Compile parses a pattern. fold makes the match ignore case.
@@ -52,6 +57,9 @@ func Compile(pattern string, fold bool) (*Glob, error) {
 	if last := len(g.segs) - 1; g.segs[last] == "**" {
 		g.segs = append(g.segs[:last], "*", "**")
 	}
+	if len(g.segs) == 2 && g.segs[0] == "**" && g.segs[1] != "**" {
+		g.base = g.segs[1]
+	}
 	return g, nil
 }
 
@@ -63,12 +71,22 @@ func (g *Glob) Literal() bool { return !strings.ContainsAny(g.src, "*?") }
 
 // Match reports whether the pattern matches the whole path.
 func (g *Glob) Match(path string) bool {
+	if g.base != "" {
+		name := path[strings.LastIndexByte(path, '/')+1:]
+		if g.fold {
+			name = lowerASCIIFirst(name)
+		}
+		return path != "" && matchSegment(g.base, name)
+	}
 	return g.run(path, func(states []bool) bool { return states[len(g.segs)] })
 }
 
 // CouldMatchBelow reports whether some path strictly below dir might match.
 // It answers true when unsure, so it is only fit for pruning.
 func (g *Glob) CouldMatchBelow(dir string) bool {
+	if g.base != "" {
+		return true
+	}
 	return g.run(dir, func(states []bool) bool {
 		for i := 0; i < len(g.segs); i++ {
 			if states[i] {
@@ -81,6 +99,9 @@ func (g *Glob) CouldMatchBelow(dir string) bool {
 
 // MatchesAllBelow reports whether every path strictly below dir matches.
 func (g *Glob) MatchesAllBelow(dir string) bool {
+	if g.base != "" {
+		return g.base == "*" // as allStars: only **/* matches every name below
+	}
 	return g.run(dir, func(states []bool) bool {
 		for i := 0; i < len(g.segs); i++ {
 			if states[i] && allStars(g.segs[i:]) {
@@ -124,7 +145,7 @@ func allStars(segs []string) bool {
 // states are pattern positions, and hands the final state set to accept.
 func (g *Glob) run(path string, accept func([]bool) bool) bool {
 	if g.fold {
-		path = strings.ToLower(path)
+		path = lowerASCIIFirst(path)
 	}
 	n := len(g.segs)
 	var buf [2][17]bool
@@ -203,4 +224,16 @@ func matchSegment(pat, s string) bool {
 		p++
 	}
 	return p == len(pat)
+}
+
+// lowerASCIIFirst lower-cases s as strings.ToLower does, without
+// allocating when s has no upper-case letter (the common case).
+func lowerASCIIFirst(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }

@@ -157,10 +157,25 @@ func FuzzMatch(f *testing.F) {
 	f.Add("lib/**", "lib/a/b.ts")
 	f.Add("**/*.md", "a/b.md")
 	f.Add("a*?b/**/c", "axb/q/c")
+	f.Add("**/node_modules", "a/node_modules")
+	f.Add("**/*.pem", "x/k.pem")
+	f.Add("**/*", "a/b")
 	f.Fuzz(func(t *testing.T, pat, path string) {
 		g, err := Compile(pat, false)
 		if err != nil || path == "" || strings.Contains(path, "//") || strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") {
 			return
+		}
+		if g.base != "" {
+			slow := *g
+			slow.base = ""
+			for _, p := range []string{path, path[:max(0, strings.LastIndexByte(path, '/'))]} {
+				if p == "" {
+					continue
+				}
+				if g.Match(p) != slow.Match(p) || g.CouldMatchBelow(p) != slow.CouldMatchBelow(p) || g.MatchesAllBelow(p) != slow.MatchesAllBelow(p) {
+					t.Fatalf("%q on %q: the **/X fast path disagrees with the segment walk", pat, p)
+				}
+			}
 		}
 		if !g.Match(path) {
 			return
