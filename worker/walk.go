@@ -28,6 +28,17 @@ type entry struct {
 // them so that full paths come out in byte order (a directory sorts as if
 // its name ended in '/').
 func (w *walk) readDir(d *confine.Dir, dir string) ([]entry, error) {
+	out, err := w.readDirUnsorted(d, dir)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
+	return out, nil
+}
+
+// readDirUnsorted reads d's files and directories in directory order,
+// counting them against --max-entries.
+func (w *walk) readDirUnsorted(d *confine.Dir, dir string) ([]entry, error) {
 	es, err := d.Entries()
 	if err != nil {
 		return nil, toolErrorf("cannot read directory %s", display(dir))
@@ -42,7 +53,6 @@ func (w *walk) readDir(d *confine.Dir, dir string) ([]entry, error) {
 			out = append(out, entry{e.Name, e.Kind})
 		}
 	}
-	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
 	return out, nil
 }
 
@@ -132,17 +142,46 @@ func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path
 	return nil
 }
 
-// errFound stops a probe at its first served file.
-var errFound = errors.New("found")
-
 // holdsServedFile reports whether the directory d at dir holds a served file
-// at any depth, stopping at the first one.
+// at any depth, stopping at the first one. Order does not matter to the
+// answer, so entries are not sorted, and a level's files are tried before
+// any of its directories is entered.
 func (w *walk) holdsServedFile(d *confine.Dir, dir string) (bool, error) {
-	err := w.eachFile(d, dir, func(*confine.Dir, string, string) error { return errFound })
-	if err == errFound {
-		return true, nil
+	es, err := w.readDirUnsorted(d, dir)
+	if err != nil {
+		return false, err
 	}
-	return false, err
+	for _, e := range es {
+		if e.kind != confine.KindFile {
+			continue
+		}
+		ok, err := w.fileServed(d, relpath.Join(dir, e.name), e.name)
+		if ok || err != nil {
+			return ok, err
+		}
+	}
+	for _, e := range es {
+		if e.kind != confine.KindDir {
+			continue
+		}
+		path := relpath.Join(dir, e.name)
+		if w.r.sel.PruneDir(path) {
+			continue
+		}
+		sub, err := w.enter(d, path)
+		if err != nil {
+			return false, err
+		}
+		if sub == nil {
+			continue
+		}
+		ok, err := w.holdsServedFile(sub, path)
+		sub.Close()
+		if ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
 }
 
 // openScope opens the directory a tool's path argument names, refusing it
