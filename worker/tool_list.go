@@ -114,7 +114,20 @@ type pathItem struct {
 	Path string `json:"path"`
 }
 
-func (r *Root) searchFiles(ctx context.Context, a searchFilesArgs) (*pageResult, error) {
+// search is what both search tools set up before walking: the page limit,
+// the compiled terms, the opened scope and the cursor scope.
+type search struct {
+	limit int
+	m     *textscan.Matcher
+	w     *walk
+	dir   string
+	d     *confine.Dir
+	scope cursor.Scope
+}
+
+// openSearch checks a search call's arguments and opens its scope; the
+// caller closes s.d.
+func (r *Root) openSearch(tool string, a searchFilesArgs) (*search, error) {
 	limit, err := pageLimit(a.Limit, defaultLimit, maxLimit)
 	if err != nil {
 		return nil, err
@@ -132,10 +145,18 @@ func (r *Root) searchFiles(ctx context.Context, a searchFilesArgs) (*pageResult,
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	scope := cursor.Scope{Tool: toolset.SearchFiles, Args: map[string]any{
+	return &search{limit: limit, m: m, w: w, dir: dir, d: d, scope: cursor.Scope{Tool: tool, Args: map[string]any{
 		"path": dir, "terms": terms, "case_insensitive": a.CaseInsensitive,
-	}}
+	}}}, nil
+}
+
+func (r *Root) searchFiles(ctx context.Context, a searchFilesArgs) (*pageResult, error) {
+	s, err := r.openSearch(toolset.SearchFiles, a)
+	if err != nil {
+		return nil, err
+	}
+	defer s.d.Close()
+	m, w, dir, d, scope, limit := s.m, s.w, s.dir, s.d, s.scope, s.limit
 	var all [][]byte
 	err = w.eachFile(d, dir, func(_ *confine.Dir, path, _ string) error {
 		if err := ctx.Err(); err != nil {

@@ -37,27 +37,12 @@ type scopedFile struct {
 }
 
 func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, error) {
-	limit, err := pageLimit(a.Limit, defaultLimit, maxLimit)
+	s, err := r.openSearch(toolset.SearchText, a)
 	if err != nil {
 		return nil, err
 	}
-	terms, err := searchTerms(a.Query, a.AnyOf)
-	if err != nil {
-		return nil, err
-	}
-	m, err := textscan.NewMatcher(terms, a.CaseInsensitive)
-	if err != nil {
-		return nil, toolErrorf("%v", err)
-	}
-	w := r.newWalk()
-	dir, d, err := w.openScope(a.Path)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	scope := cursor.Scope{Tool: toolset.SearchText, Args: map[string]any{
-		"path": dir, "terms": terms, "case_insensitive": a.CaseInsensitive,
-	}}
+	defer s.d.Close()
+	m, w, dir, d, scope, limit := s.m, s.w, s.dir, s.d, s.scope, s.limit
 
 	// Inventory the scope: every page binds the state of all of it.
 	var files []scopedFile
