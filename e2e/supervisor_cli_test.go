@@ -54,6 +54,8 @@ func TestSupervisorCLI(t *testing.T) {
 		{"missing manifest file", []string{"--manifest", "/nonexistent/m.yaml", "--worker", bins.worker}, 64, "/nonexistent/m.yaml: cannot read manifest: no such file or directory"},
 		{"missing worker binary", []string{"--manifest", good, "--worker", "/nonexistent/fsmcp-worker"}, 64, "worker binary /nonexistent/fsmcp-worker: no such file or directory"},
 		{"check good", []string{"check", good}, 0, ""},
+		{"help", []string{"--help"}, 0, ""},
+		{"version", []string{"--version"}, 0, ""},
 		{"check bad", []string{"check", bad}, 64, bad + ":4: roots[0].path: root folder \"nowhere\" does not exist"},
 		{"entry bad", []string{"entry", bad}, 64, bad + ":4: roots[0].path"},
 	}

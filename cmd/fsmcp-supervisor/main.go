@@ -19,9 +19,25 @@ import (
 	"path/filepath"
 
 	"github.com/fsmcp/fsmcp/supervisor"
+	"github.com/fsmcp/fsmcp/worker"
 )
 
 const exitUsage = 64
+
+const usage = `Usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]
+       fsmcp-supervisor check FILE
+       fsmcp-supervisor entry FILE
+
+Serve the roots of a manifest (YAML, version 1) on one stdio MCP connection,
+one fsmcp-worker process per root.
+
+  --manifest FILE   the manifest; relative root paths are resolved against its folder
+  --worker BIN      the fsmcp-worker binary (default: next to this binary, then $PATH)
+  --grace D         how long calls in flight may run at shutdown (5s)
+  --version         print the version
+  check FILE        validate a manifest and exit 0, or 64 with file:line: field: message
+  entry FILE        print an mcpServers host entry for the manifest
+`
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
@@ -39,9 +55,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	manifestFile := fl.String("manifest", "", "manifest file (YAML, version 1)")
 	workerBin := fl.String("worker", "", "fsmcp-worker binary (default: next to this binary, then $PATH)")
 	grace := fl.Duration("grace", supervisor.DefaultGrace, "how long calls in flight may run at shutdown")
+	version := fl.Bool("version", false, "print the version")
 	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
 		fmt.Fprintf(stderr, "fsmcp-supervisor: %v; usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]\n", err)
 		return exitUsage
+	}
+	if *version {
+		fmt.Fprintf(stdout, "fsmcp-supervisor %s\n", worker.Version())
+		return 0
 	}
 	if *manifestFile == "" || fl.NArg() > 0 {
 		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]")
