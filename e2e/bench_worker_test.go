@@ -235,7 +235,24 @@ func benchUTF8Text(n int) []byte {
 // BenchmarkRead12MB: read a 12 MB UTF-8 file whole, following next_cursor
 // at the default budgets. Reference: os.ReadFile. MB/s is of source bytes.
 func BenchmarkRead12MB(b *testing.B) {
-	body := benchUTF8Text(12 << 20)
+	b.Run("mixed", func(b *testing.B) { benchRead12MB(b, benchUTF8Text(12<<20)) })
+	b.Run("ascii", func(b *testing.B) { benchRead12MB(b, benchASCIIText(12<<20)) })
+}
+
+// benchASCIIText is source-code-like ASCII: few characters need escaping.
+func benchASCIIText(n int) []byte {
+	var buf bytes.Buffer
+	for line := 1; buf.Len() < n; line++ {
+		fmt.Fprintf(&buf, "\tif err := process(ctx, item%d, opts); err != nil { return fmt.Errorf(\"step %d: %%w\", err) }\n", line, line)
+	}
+	out := buf.Bytes()
+	if i := bytes.LastIndexByte(out[:n], '\n'); i > 0 {
+		out = out[:i+1]
+	}
+	return out
+}
+
+func benchRead12MB(b *testing.B, body []byte) {
 	root := b.TempDir()
 	benchWriteFile(b, filepath.Join(root, "big.txt"), body)
 	cs := worker(b, root, "--include", "**")
