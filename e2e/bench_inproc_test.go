@@ -120,3 +120,21 @@ func BenchmarkInProcSearchFiles(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInProcRead12MBLargePages is the spec's large-page setting.
+func BenchmarkInProcRead12MBLargePages(b *testing.B) {
+	benchSkipInProcShort(b)
+	body := benchUTF8Text(12 << 20)
+	root := b.TempDir()
+	benchWriteFile(b, filepath.Join(root, "big.txt"), body)
+	lim := fsworker.DefaultLimits
+	lim.MaxReadBytes, lim.MaxResultBytes = 500000, 1000000
+	cs := benchInProc(b, root, lim)
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for range b.N {
+		if got, _ := benchReadWhole(b, cs, "big.txt"); len(got) != len(body) {
+			b.Fatalf("read %d bytes", len(got))
+		}
+	}
+}

@@ -237,6 +237,10 @@ func benchUTF8Text(n int) []byte {
 func BenchmarkRead12MB(b *testing.B) {
 	b.Run("mixed", func(b *testing.B) { benchRead12MB(b, benchUTF8Text(12<<20)) })
 	b.Run("ascii", func(b *testing.B) { benchRead12MB(b, benchASCIIText(12<<20)) })
+	// The spec's large-page setting for a client with a 1,000,000-byte limit.
+	b.Run("mixed-large-pages", func(b *testing.B) {
+		benchRead12MB(b, benchUTF8Text(12<<20), "--max-read-bytes", "500000", "--max-result-bytes", "1000000")
+	})
 }
 
 // benchASCIIText is source-code-like ASCII: few characters need escaping.
@@ -252,10 +256,10 @@ func benchASCIIText(n int) []byte {
 	return out
 }
 
-func benchRead12MB(b *testing.B, body []byte) {
+func benchRead12MB(b *testing.B, body []byte, flags ...string) {
 	root := b.TempDir()
 	benchWriteFile(b, filepath.Join(root, "big.txt"), body)
-	cs := worker(b, root, "--include", "**")
+	cs := worker(b, root, append([]string{"--include", "**"}, flags...)...)
 	got, pages := benchReadWhole(b, cs, "big.txt")
 	if got != string(body) {
 		b.Fatalf("concatenated text (%d bytes) differs from the file (%d bytes)", len(got), len(body))
