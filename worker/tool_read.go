@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -246,6 +247,16 @@ func (r *Root) fileState(f *os.File, id confine.Identity) (string, error) {
 }
 
 func identityState(id confine.Identity) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "%d:%d:%d:%d:%d:%d", id.Dev, id.Ino, id.Size, id.MtimeNs, id.CtimeNs, id.Mode))
+	h := sha256.Sum256(appendIdentity(nil, id))
 	return hex.EncodeToString(h[:16])
+}
+
+// appendIdentity appends a NUL and the fields of a physical identity in a
+// fixed binary layout.
+func appendIdentity(b []byte, id confine.Identity) []byte {
+	b = append(b, 0)
+	for _, v := range []uint64{id.Dev, id.Ino, uint64(id.Size), uint64(id.MtimeNs), uint64(id.CtimeNs), uint64(id.Mode)} {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	return b
 }

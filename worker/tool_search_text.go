@@ -176,6 +176,7 @@ func readFailure(f *os.File, id confine.Identity, path string) error {
 // digest when cursors are deterministic.
 func (r *Root) scopeState(files []scopedFile) (string, error) {
 	h := sha256.New()
+	var buf []byte
 	b := &hashBudget{left: r.lim.MaxCursorHashBytes}
 	if r.Deterministic() {
 		// Refuse before hashing anything when the uncached bytes exceed
@@ -193,7 +194,7 @@ func (r *Root) scopeState(files []scopedFile) (string, error) {
 	}
 	for _, sf := range files {
 		if !r.Deterministic() {
-			fmt.Fprintf(h, "%s\x00%s\n", sf.path, identityState(sf.id))
+			h.Write(appendIdentity(append(buf[:0], sf.path...), sf.id))
 			continue
 		}
 		d, ok := r.digests.get(sf.id)
