@@ -23,8 +23,9 @@ func TestSupervisorEntry(t *testing.T) {
 	}
 	var e struct {
 		MCPServers map[string]struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
 		} `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(out, &e); err != nil {
@@ -33,6 +34,24 @@ func TestSupervisorEntry(t *testing.T) {
 	s, ok := e.MCPServers["fsmcp"]
 	if !ok || s.Command != bins.supervisor || !slices.Equal(s.Args, []string{"--manifest", good}) {
 		t.Errorf("entry %s", out)
+	}
+	if s.Env == nil || len(s.Env) != 0 {
+		t.Errorf("entry env %v, want an empty object", s.Env)
+	}
+	// A root with a cursor key names its variable (never a value), and the
+	// variable need not be set to print the entry.
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "ws"), 0o755)
+	keyed := filepath.Join(dir, "m.yaml")
+	writeFile(t, keyed, "version: 1\nroots:\n  - name: reader\n    path: ws\n    include: ['**']\n    tools: read\n    cursor_key_env: FSMCP_E2E_UNSET_KEY\n")
+	cmd := exec.Command(bins.supervisor, "entry", keyed)
+	cmd.Env = []string{}
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("entry with an unset key variable: %v", err)
+	}
+	if !strings.Contains(string(out), `"FSMCP_E2E_UNSET_KEY": "<base64url cursor key for root reader>"`) {
+		t.Errorf("entry %s does not name the key variable", out)
 	}
 }
 

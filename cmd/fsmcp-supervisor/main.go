@@ -113,7 +113,10 @@ func entry(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor entry FILE")
 		return exitUsage
 	}
-	if _, err := supervisor.Load(args[0], nil); err != nil {
+	// The entry names the key variables, not their values, so they need
+	// not be set to print it.
+	m, err := supervisor.Load(args[0], func(string) (string, bool) { return "placeholder", true })
+	if err != nil {
 		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
 		return exitUsage
 	}
@@ -126,14 +129,28 @@ func entry(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		self = "fsmcp-supervisor"
 	}
-	type server struct {
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
+	// An empty environment, plus the cursor-key variables the manifest
+	// declares, each with a placeholder for the host's credential binding.
+	env := map[string]string{}
+	for _, r := range m.Roots {
+		if r.CursorKeyEnv != "" {
+			env[r.CursorKeyEnv] = "<base64url cursor key for root " + r.Name + ">"
+		}
 	}
-	out, _ := json.MarshalIndent(map[string]map[string]server{
-		"mcpServers": {"fsmcp": {Command: self, Args: []string{"--manifest", file}}},
-	}, "", "  ")
-	fmt.Fprintf(stdout, "%s\n", out)
+	type server struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(map[string]map[string]server{
+		"mcpServers": {"fsmcp": {Command: self, Args: []string{"--manifest", file}, Env: env}},
+	}); err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return 1
+	}
 	return 0
 }
 
