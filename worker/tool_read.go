@@ -53,7 +53,8 @@ func (r *Root) openServedFile(arg string) (string, *os.File, confine.Identity, e
 		return "", nil, confine.Identity{}, toolErrorf("%v", err)
 	}
 	notServed := toolErrorf("no served file at %s", display(path))
-	if path == "" || !r.sel.Selected(path) {
+	// Ancestors are checked by PruneDir below, which covers exclusion.
+	if path == "" || !r.sel.FileSelected(path) {
 		return "", nil, confine.Identity{}, notServed
 	}
 	for i := 0; i < len(path); i++ {
@@ -119,7 +120,7 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	// Read one page worth of source bytes, ending on a character boundary.
 	n := min(r.lim.MaxReadBytes, id.Size-offset)
 	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, offset); err != nil && !(err == io.EOF) {
+	if _, err := f.ReadAt(buf, offset); err != nil && err != io.EOF {
 		return nil, toolErrorf("cannot read %s", display(path))
 	}
 	if offset+n < id.Size {
