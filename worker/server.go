@@ -162,18 +162,15 @@ func jsonKind(k string) string {
 	return "of another type"
 }
 
-// typed adapts a paging tool's function to an MCP tool handler.
-func typed[A any](fn func(context.Context, A) (*pageResult, error)) mcp.ToolHandler {
+// adapt decodes a tool's arguments strictly, runs fn, and reports any error
+// as a tool error.
+func adapt[A any](fn func(context.Context, A) (*mcp.CallToolResult, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a A
 		if err := decodeArgs(req.Params.Arguments, &a); err != nil {
 			return errorResult(err), nil
 		}
-		p, err := fn(ctx, a)
-		if err != nil {
-			return errorResult(err), nil
-		}
-		res, err := p.fitter.finish(p.next, p.hash)
+		res, err := fn(ctx, a)
 		if err != nil {
 			return errorResult(err), nil
 		}
@@ -181,17 +178,24 @@ func typed[A any](fn func(context.Context, A) (*pageResult, error)) mcp.ToolHand
 	}
 }
 
+// typed adapts a paging tool's function to an MCP tool handler.
+func typed[A any](fn func(context.Context, A) (*pageResult, error)) mcp.ToolHandler {
+	return adapt(func(ctx context.Context, a A) (*mcp.CallToolResult, error) {
+		p, err := fn(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		return p.fitter.finish(p.next, p.hash)
+	})
+}
+
 // rawTyped adapts a tool that renders its own structured result.
 func rawTyped[A any](fn func(context.Context, A) ([]byte, error)) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a A
-		if err := decodeArgs(req.Params.Arguments, &a); err != nil {
-			return errorResult(err), nil
-		}
+	return adapt(func(ctx context.Context, a A) (*mcp.CallToolResult, error) {
 		b, err := fn(ctx, a)
 		if err != nil {
-			return errorResult(err), nil
+			return nil, err
 		}
 		return resultFor(b), nil
-	}
+	})
 }

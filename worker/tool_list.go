@@ -71,22 +71,9 @@ func (r *Root) listDirectory(ctx context.Context, a listArgs) (*pageResult, erro
 		path := relpath.Join(dir, e.name)
 		item := pathEntry{Path: path, Type: "file"}
 		if e.kind == confine.KindDir {
-			if r.sel.PruneDir(path) {
-				continue
-			}
-			sub, err := w.enter(d, path)
-			if err != nil {
+			if ok, err := w.dirServed(d, path); err != nil {
 				return nil, err
-			}
-			if sub == nil {
-				continue
-			}
-			ok, err := w.holdsServedFile(sub, path)
-			sub.Close()
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
+			} else if !ok {
 				continue
 			}
 			item.Type = "directory"

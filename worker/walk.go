@@ -164,24 +164,26 @@ func (w *walk) holdsServedFile(d *confine.Dir, dir string) (bool, error) {
 		if e.kind != confine.KindDir {
 			continue
 		}
-		path := relpath.Join(dir, e.name)
-		if w.r.sel.PruneDir(path) {
-			continue
-		}
-		sub, err := w.enter(d, path)
-		if err != nil {
-			return false, err
-		}
-		if sub == nil {
-			continue
-		}
-		ok, err := w.holdsServedFile(sub, path)
-		sub.Close()
+		ok, err := w.dirServed(d, relpath.Join(dir, e.name))
 		if ok || err != nil {
 			return ok, err
 		}
 	}
 	return false, nil
+}
+
+// dirServed reports whether the child directory at path of d is one the
+// root shows: not pruned, still a directory, holding a served file.
+func (w *walk) dirServed(d *confine.Dir, path string) (bool, error) {
+	if w.r.sel.PruneDir(path) {
+		return false, nil
+	}
+	sub, err := w.enter(d, path)
+	if err != nil || sub == nil {
+		return false, err
+	}
+	defer sub.Close()
+	return w.holdsServedFile(sub, path)
 }
 
 // openScope opens the directory a tool's path argument names, refusing it

@@ -22,8 +22,8 @@ var DefaultExcludes = []string{
 // ancestors. Excludes only narrow.
 type Selector struct {
 	include  []*Glob
-	exclude  []*Glob // explicit, case-sensitive
-	defaults []*Glob // built-in, case-insensitive
+	exclude  []*Glob // explicit (case-sensitive) and built-in (case-insensitive) alike
+	defaults []*Glob // the built-in ones again, for LiteralIncludesDefeated
 	hidden   func(path string) bool
 }
 
@@ -62,6 +62,7 @@ func NewSelector(o Options) (*Selector, error) {
 			}
 			s.defaults = append(s.defaults, g)
 		}
+		s.exclude = append(s.exclude, s.defaults...)
 	}
 	return s, nil
 }
@@ -72,17 +73,7 @@ func (s *Selector) ExcludesSelf(path string) bool {
 	if s.hidden != nil && s.hidden(path) {
 		return true
 	}
-	for _, g := range s.exclude {
-		if g.Match(path) {
-			return true
-		}
-	}
-	for _, g := range s.defaults {
-		if g.Match(path) {
-			return true
-		}
-	}
-	return false
+	return matchAny(s.exclude, path)
 }
 
 // Excluded reports whether path or any ancestor of it is excluded.
@@ -110,11 +101,6 @@ func (s *Selector) PruneDir(dir string) bool {
 			return true
 		}
 	}
-	for _, g := range s.defaults {
-		if g.MatchesAllBelow(dir) {
-			return true
-		}
-	}
 	for _, g := range s.include {
 		if g.CouldMatchBelow(dir) {
 			return false
@@ -125,12 +111,7 @@ func (s *Selector) PruneDir(dir string) bool {
 
 // Included reports whether an include pattern matches path.
 func (s *Selector) Included(path string) bool {
-	for _, g := range s.include {
-		if g.Match(path) {
-			return true
-		}
-	}
-	return false
+	return matchAny(s.include, path)
 }
 
 // FileSelected reports whether a file at path is served, given that a walk
