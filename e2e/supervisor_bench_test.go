@@ -1,5 +1,12 @@
 package e2e
 
+// Supervisor benchmarks, each against the worker alone in the same loop:
+//
+//	BenchmarkSupervisorHop           1-chunk read_text_file via the supervisor  x-worker
+//	BenchmarkSupervisorStartup/roots=N  spawn to tools/list answered, N roots   x-worker
+//
+// N is 1, 8 and 32 (1 and 8 under -short).
+
 import (
 	"context"
 	"fmt"
@@ -12,9 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// BenchmarkSupervisorHop measures a one-chunk read_text_file round trip
-// through the supervisor against the same worker serving stdio alone, in
-// the same run, alternating the two, and reports the ratio.
+// BenchmarkSupervisorHop: a one-chunk read_text_file round trip through the
+// supervisor (ns/op) against the same worker binary serving the same root
+// on stdio alone (worker-ns/op), alternating which goes first.
 func BenchmarkSupervisorHop(b *testing.B) {
 	bins := buildSupervisorBins(b)
 	file, dir := exampleManifest(b, "reader-writer.yaml", "workspace", "outbox")
@@ -22,71 +29,107 @@ func BenchmarkSupervisorHop(b *testing.B) {
 	sup := startSupervisor(b, file, bins.worker)
 	alone := connectWorkerAlone(b, bins.worker, "--root", filepath.Join(dir, "workspace"), "--include", "**", "--tools", "read", "--name", "reader")
 	args := map[string]any{"path": "page.txt"}
-	once := func(s *mcp.ClientSession, tool string) time.Duration {
-		start := time.Now()
-		res := callTool(b, s, tool, args)
-		d := time.Since(start)
-		if res.IsError {
+	once := func(s *mcp.ClientSession, tool string) {
+		if res := callTool(b, s, tool, args); res.IsError {
 			b.Fatalf("%s: %s", tool, resultText(res))
 		}
-		return d
 	}
-	// Warm both paths.
+	viaSupervisor := func() { once(sup.session, "reader_read_text_file") }
+	workerAlone := func() { once(alone, "read_text_file") }
 	for range 20 {
-		once(alone, "read_text_file")
-		once(sup.session, "reader_read_text_file")
+		workerAlone()
+		viaSupervisor()
 	}
-	var direct, hop time.Duration
+	var c benchClock
 	b.ResetTimer()
-	for range b.N {
-		direct += once(alone, "read_text_file")
-		hop += once(sup.session, "reader_read_text_file")
+	for i := range b.N {
+		if i%2 == 0 {
+			c.reference(b, "worker", workerAlone)
+		}
+		c.measure(viaSupervisor)
+		if i%2 == 1 {
+			c.reference(b, "worker", workerAlone)
+		}
 	}
-	b.StopTimer()
-	n := float64(b.N)
-	b.ReportMetric(float64(direct.Nanoseconds())/n, "worker-ns/call")
-	b.ReportMetric(float64(hop.Nanoseconds())/n, "supervisor-ns/call")
-	b.ReportMetric(float64(hop)/float64(direct), "hop-ratio")
+	c.report(b)
 }
 
-// BenchmarkSupervisorReady8Roots measures the time from starting the
-// supervisor on an 8-root manifest to the first tools/list answer.
-func BenchmarkSupervisorReady8Roots(b *testing.B) {
+// BenchmarkSupervisorStartup: the time from spawning the supervisor on an
+// N-root manifest (half the roots read, half all tools) to its tools/list
+// answer, through the MCP initialize handshake; reference: the same for
+// one worker alone on one root. Shutdown is not timed.
+func BenchmarkSupervisorStartup(b *testing.B) {
+	counts := []int{1, 8, 32}
+	if testing.Short() {
+		counts = counts[:2]
+	}
+	for _, n := range counts {
+		b.Run(fmt.Sprintf("roots=%d", n), func(b *testing.B) { benchSupervisorStartup(b, n) })
+	}
+}
+
+func benchSupervisorStartup(b *testing.B, roots int) {
 	bins := buildSupervisorBins(b)
 	dir := b.TempDir()
 	var m strings.Builder
 	m.WriteString("version: 1\nroots:\n")
-	for i := range 8 {
+	wantTools := 0
+	for i := range roots {
 		name := fmt.Sprintf("r%d", i)
 		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
 			b.Fatal(err)
 		}
-		tools := "read"
+		writeFile(b, filepath.Join(dir, name, "a.txt"), "a\n")
+		tools, n := "read", 4
 		if i%2 == 1 {
-			tools = "all"
+			tools, n = "all", 5
 		}
+		wantTools += n
 		fmt.Fprintf(&m, "  - name: %s\n    path: %s\n    include: [\"**\"]\n    tools: %s\n", name, name, tools)
 	}
-	file := filepath.Join(dir, "eight.yaml")
+	file := filepath.Join(dir, "manifest.yaml")
 	writeFile(b, file, m.String())
-	var total time.Duration
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
+	workerArgs := []string{"--root", filepath.Join(dir, "r0"), "--include", "**", "--tools", "read", "--name", "r0"}
+	ready := func() *supervisorProc {
 		p := startSupervisor(b, file, bins.worker)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
 		res, err := p.session.ListTools(ctx, nil)
-		cancel()
-		total += time.Since(start)
-		if err != nil || len(res.Tools) != 4*4+4*5 {
-			b.Fatalf("tools/list: %v (%d tools)", err, len(res.Tools))
+		if err != nil || len(res.Tools) != wantTools {
+			b.Fatalf("tools/list: %v (%d tools, want %d)\nstderr:\n%s", err, len(res.Tools), wantTools, p.stderr)
 		}
-		b.StopTimer()
+		return p
+	}
+	stop := func(p *supervisorProc) {
 		_ = p.session.Close()
 		p.session = nil
 		_ = p.stdin.Close()
 		p.wait(b, 10*time.Second)
+	}
+	// Warm the page cache with both binaries.
+	stop(ready())
+	if cs, _ := benchWorkerReady(b, workerArgs...); cs != nil {
+		_ = cs.Close()
+	}
+	var c benchClock
+	b.ResetTimer()
+	for range b.N {
+		var p *supervisorProc
+		c.measure(func() { p = ready() })
+		b.StopTimer()
+		stop(p)
+		b.StartTimer()
+		var cs *mcp.ClientSession
+		c.reference(b, "worker", func() {
+			var n int
+			if cs, n = benchWorkerReady(b, workerArgs...); n != 4 {
+				b.Fatalf("the worker alone lists %d tools, want 4", n)
+			}
+		})
+		b.StopTimer()
+		_ = cs.Close()
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms-to-ready")
+	c.report(b)
+	c.perOp(b, roots, "ns/root")
 }
