@@ -19,6 +19,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker"
 	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/fsmcp/fsmcp/worker/toolset"
 	"github.com/fsmcp/fsmcp/worker/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,7 +175,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = srv.Run(ctx, &mcp.StdioTransport{})
+	err = srv.Run(ctx, &jsonl.Transport{Reader: os.Stdin, Writer: os.Stdout})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		fmt.Fprintf(stderr, "fsmcp-worker: %v\n", err)
 		return 1

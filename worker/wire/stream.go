@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -151,9 +152,9 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return errors.New("wire: write on closed connection")
 	default:
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := jsonl.Encode(msg)
 	if err != nil {
-		return fmt.Errorf("wire: encode message: %w", err)
+		return fmt.Errorf("wire: %w", err)
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()

@@ -1,0 +1,249 @@
+// Package jsonl is an MCP transport of newline-delimited JSON-RPC messages
+// over a reader and a writer, such as a process's stdin and stdout.
+//
+// It differs from the go-sdk's stdio transport in two ways that matter to
+// a file server. A response's result, which the SDK has already encoded
+// as compact JSON, is written as it is rather than validated and compacted
+// a second time; for a read page that is most of the bytes on the wire.
+// And a line that is not a message (malformed JSON, a batch, a line over
+// the length limit) is answered with a JSON-RPC error and skipped, so the
+// connection keeps serving instead of ending.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxLine is the longest line read when Transport.MaxLine is zero.
+const DefaultMaxLine = 16 << 20
+
+// Transport connects over Reader and Writer, one message per line.
+type Transport struct {
+	Reader io.Reader
+	Writer io.Writer
+	// MaxLine bounds the bytes of one inbound line; a longer line is
+	// skipped and answered with an error. Zero means DefaultMaxLine.
+	MaxLine int
+}
+
+// Connect implements mcp.Transport. A Transport connects once.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	limit := t.MaxLine
+	if limit <= 0 {
+		limit = DefaultMaxLine
+	}
+	c := &conn{w: t.Writer, in: make(chan received), done: make(chan struct{})}
+	if cl, ok := t.Reader.(io.Closer); ok {
+		c.closeReader = cl
+	}
+	go c.receive(bufio.NewReaderSize(t.Reader, 64<<10), limit)
+	return c, nil
+}
+
+type received struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type conn struct {
+	w           io.Writer
+	closeReader io.Closer
+
+	writeMu sync.Mutex
+	in      chan received
+	done    chan struct{}
+	once    sync.Once
+}
+
+// receive reads lines until the reader fails, answering the ones that are
+// not messages itself.
+func (c *conn) receive(r *bufio.Reader, limit int) {
+	for {
+		line, err := readLine(r, limit)
+		var msg jsonrpc.Message
+		switch {
+		case errors.Is(err, errLineTooLong):
+			c.reject(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message line exceeds %d bytes; it was skipped", limit))
+			continue
+		case err != nil && len(line) == 0:
+			c.deliver(received{err: err})
+			return
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			if msg = c.decode(line); msg != nil && !c.deliver(received{msg: msg}) {
+				return
+			}
+		}
+		if err != nil {
+			c.deliver(received{err: err})
+			return
+		}
+	}
+}
+
+// decode returns the message on line, or nil after answering a line that
+// is not one.
+func (c *conn) decode(line []byte) jsonrpc.Message {
+	if !json.Valid(line) {
+		c.reject(nil, jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
+		return nil
+	}
+	if line[0] == '[' {
+		c.reject(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported")
+		return nil
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		c.reject(requestID(line), jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message")
+		return nil
+	}
+	return msg
+}
+
+// requestID is the id of a line that failed to decode as a message, when
+// it has a usable one.
+func requestID(line []byte) any {
+	var probe struct {
+		ID any `json:"id"`
+	}
+	if json.Unmarshal(line, &probe) != nil {
+		return nil
+	}
+	switch id := probe.ID.(type) {
+	case string:
+		return id
+	case float64:
+		if id == float64(int64(id)) {
+			return int64(id)
+		}
+	}
+	return nil
+}
+
+// reject writes an error response for a line that was not delivered.
+func (c *conn) reject(id any, code int, msg string) {
+	b, err := json.Marshal(struct {
+		Version string        `json:"jsonrpc"`
+		ID      any           `json:"id"`
+		Error   jsonrpc.Error `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: int64(code), Message: msg}})
+	if err == nil {
+		_ = c.writeLine(b)
+	}
+}
+
+func (c *conn) deliver(r received) bool {
+	select {
+	case c.in <- r:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line without its newline. A line longer than
+// limit is consumed to its end and reported as errLineTooLong.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(line)+len(frag) > limit+1 {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			return nil, errLineTooLong
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			line = append(line, frag...)
+			continue
+		}
+		if line == nil {
+			line = frag
+		} else {
+			line = append(line, frag...)
+		}
+		return bytes.TrimSuffix(line, []byte{'\n'}), err
+	}
+}
+
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case r := <-c.in:
+		return r.msg, r.err
+	case <-c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, err := Encode(msg)
+	if err != nil {
+		return err
+	}
+	return c.writeLine(b)
+}
+
+func (c *conn) writeLine(b []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	select {
+	case <-c.done:
+		return errors.New("jsonl: write on closed connection")
+	default:
+	}
+	_, err := c.w.Write(append(b, '\n'))
+	return err
+}
+
+func (c *conn) Close() error {
+	c.once.Do(func() {
+		close(c.done)
+		if c.closeReader != nil {
+			_ = c.closeReader.Close()
+		}
+	})
+	return nil
+}
+
+func (c *conn) SessionID() string { return "" }
+
+// Encode encodes msg as one line of JSON (without the newline). A
+// successful response is assembled around its result as the SDK encoded
+// it; everything else is encoded by the SDK.
+func Encode(msg jsonrpc.Message) ([]byte, error) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error != nil || len(resp.Result) == 0 || !resp.ID.IsValid() {
+		b, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return nil, fmt.Errorf("jsonl: encode message: %w", err)
+		}
+		return b, nil
+	}
+	id, err := json.Marshal(resp.ID.Raw())
+	if err != nil {
+		return nil, fmt.Errorf("jsonl: encode id: %w", err)
+	}
+	b := make([]byte, 0, len(resp.Result)+len(id)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, resp.Result...)
+	return append(b, '}'), nil
+}
