@@ -77,7 +77,7 @@ func (r *Root) listDirectory(ctx context.Context, a listArgs) (*pageResult, erro
 				continue
 			}
 			item.Type = "directory"
-		} else if ok, err := w.fileServed(d, path, e.name); err != nil {
+		} else if ok, _, err := w.fileServed(d, path, e.name); err != nil {
 			return nil, err
 		} else if !ok {
 			continue
@@ -145,7 +145,7 @@ func (r *Root) searchFiles(ctx context.Context, a searchFilesArgs) (*pageResult,
 	defer s.d.Close()
 	m, w, dir, d, scope, limit := s.m, s.w, s.dir, s.d, s.scope, s.limit
 	var all [][]byte
-	err = w.eachFile(d, dir, func(_ *confine.Dir, path, _ string) error {
+	err = w.eachFile(d, dir, func(_ *confine.Dir, path, _ string, _ *confine.Identity) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -46,9 +46,13 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 
 	// Inventory the scope: every page binds the state of all of it.
 	var files []scopedFile
-	err = w.eachFile(d, dir, func(d *confine.Dir, path, name string) error {
+	err = w.eachFile(d, dir, func(d *confine.Dir, path, name string, st *confine.Identity) error {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if st != nil {
+			files = append(files, scopedFile{path, *st})
+			return nil
 		}
 		id, err := d.Stat(name)
 		if err != nil || id.Kind() != confine.KindFile {

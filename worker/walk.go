@@ -32,7 +32,7 @@ func (w *walk) readDir(d *confine.Dir, dir string) ([]entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
+	slices.SortFunc(out, compareEntries)
 	return out, nil
 }
 
@@ -56,11 +56,26 @@ func (w *walk) readDirUnsorted(d *confine.Dir, dir string) ([]entry, error) {
 	return out, nil
 }
 
-func (e entry) sortKey() string {
-	if e.kind == confine.KindDir {
-		return e.name + "/"
+// compareEntries orders entries by name, a directory's name taken as
+// ending in '/', without building those names.
+func compareEntries(a, b entry) int {
+	n := min(len(a.name), len(b.name))
+	if c := strings.Compare(a.name[:n], b.name[:n]); c != 0 {
+		return c
 	}
-	return e.name
+	return a.after(n) - b.after(n)
+}
+
+// after is the byte of e's sort key at i, the name's length or more: '/'
+// just past a directory's name, -1 past the end.
+func (e entry) after(i int) int {
+	switch {
+	case i < len(e.name):
+		return int(e.name[i])
+	case i == len(e.name) && e.kind == confine.KindDir:
+		return '/'
+	}
+	return -1
 }
 
 // enter opens the child directory name of d for walking, counting it
@@ -84,27 +99,30 @@ func (w *walk) enter(d *confine.Dir, path string) (*confine.Dir, error) {
 }
 
 // fileServed decides whether the file entry at path is served: the
-// selector (by name only, before any stat) and then the size cap.
-func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, error) {
+// selector (by name only, before any stat) and then the size cap. The
+// identity is returned when the size cap made it stat the entry.
+func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Identity, error) {
 	if !w.r.sel.FileSelected(path) {
-		return false, nil
+		return false, nil, nil
 	}
+	var st *confine.Identity
 	if w.r.lim.MaxFileBytes > 0 {
 		id, err := d.Stat(name)
 		if err != nil || id.Kind() != confine.KindFile || id.Size > w.r.lim.MaxFileBytes {
-			return false, nil
+			return false, nil, nil
 		}
+		st = &id
 	}
 	w.files++
 	if w.files > w.r.lim.MaxFiles {
-		return false, toolErrorf("the traversal selected more than %d files (--max-files); narrow the path or --include, or raise --max-files", w.r.lim.MaxFiles)
+		return false, nil, toolErrorf("the traversal selected more than %d files (--max-files); narrow the path or --include, or raise --max-files", w.r.lim.MaxFiles)
 	}
-	return true, nil
+	return true, st, nil
 }
 
-// files calls fn for every served file below dir (open as d), in path
-// order.
-func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string) error) error {
+// eachFile calls fn for every served file below dir (open as d), in path
+// order, with the file's identity when the walk has already read it.
+func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string, id *confine.Identity) error) error {
 	es, err := w.readDir(d, dir)
 	if err != nil {
 		return err
@@ -129,12 +147,12 @@ func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path
 			}
 			continue
 		}
-		ok, err := w.fileServed(d, path, e.name)
+		ok, id, err := w.fileServed(d, path, e.name)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := fn(d, path, e.name); err != nil {
+			if err := fn(d, path, e.name, id); err != nil {
 				return err
 			}
 		}
@@ -155,7 +173,7 @@ func (w *walk) holdsServedFile(d *confine.Dir, dir string) (bool, error) {
 		if e.kind != confine.KindFile {
 			continue
 		}
-		ok, err := w.fileServed(d, relpath.Join(dir, e.name), e.name)
+		ok, _, err := w.fileServed(d, relpath.Join(dir, e.name), e.name)
 		if ok || err != nil {
 			return ok, err
 		}

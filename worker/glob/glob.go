@@ -23,6 +23,8 @@ type Glob struct {
 	// matches X, which needs no walk over the segments. Most excludes,
 	// the built-in list included, have this form.
 	base string
+	// any is set for a pattern that matches every non-empty path ("**").
+	any bool
 }
 
 // Compile parses a pattern. fold makes the match ignore case.
@@ -60,6 +62,7 @@ func Compile(pattern string, fold bool) (*Glob, error) {
 	if len(g.segs) == 2 && g.segs[0] == "**" && g.segs[1] != "**" {
 		g.base = g.segs[1]
 	}
+	g.any = len(g.segs) == 2 && g.segs[0] == "*" && g.segs[1] == "**"
 	return g, nil
 }
 
@@ -71,6 +74,9 @@ func (g *Glob) Literal() bool { return !strings.ContainsAny(g.src, "*?") }
 
 // Match reports whether the pattern matches the whole path.
 func (g *Glob) Match(path string) bool {
+	if g.any {
+		return path != ""
+	}
 	if g.base != "" {
 		name := path[strings.LastIndexByte(path, '/')+1:]
 		if g.fold {

@@ -21,10 +21,36 @@ var DefaultExcludes = []string{
 // pattern matches its path and no exclude pattern matches it or any of its
 // ancestors. Excludes only narrow.
 type Selector struct {
-	include  []*Glob
-	exclude  []*Glob // explicit (case-sensitive) and built-in (case-insensitive) alike
-	defaults []*Glob // the built-in ones again, for LiteralIncludesDefeated
-	hidden   func(path string) bool
+	include []*Glob
+	// Excludes of the form **/name with a literal name, by exact and by
+	// lower-cased name: a set lookup instead of one match per pattern.
+	// The built-in list is almost all of this form.
+	exactNames, foldNames map[string]bool
+	// Case-insensitive excludes **/X with a wildcard in X: X lower-cased.
+	foldBases []string
+	exclude   []*Glob // the other excludes
+	defaults  []*Glob // the built-in ones again, for LiteralIncludesDefeated
+	hidden    func(path string) bool
+}
+
+// addExclude files g under the cheapest check that decides it.
+func (s *Selector) addExclude(g *Glob) {
+	switch {
+	case g.base == "" || (!g.fold && strings.ContainsAny(g.base, "*?")):
+		s.exclude = append(s.exclude, g)
+		return
+	case strings.ContainsAny(g.base, "*?"):
+		s.foldBases = append(s.foldBases, g.base)
+		return
+	}
+	set := &s.exactNames
+	if g.fold {
+		set = &s.foldNames
+	}
+	if *set == nil {
+		*set = map[string]bool{}
+	}
+	(*set)[g.base] = true
 }
 
 // Options configure a Selector.
@@ -52,7 +78,7 @@ func NewSelector(o Options) (*Selector, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--exclude %q: %w", p, err)
 		}
-		s.exclude = append(s.exclude, g)
+		s.addExclude(g)
 	}
 	if o.DefaultExclude {
 		for _, p := range DefaultExcludes {
@@ -61,8 +87,8 @@ func NewSelector(o Options) (*Selector, error) {
 				panic(err) // the list is a constant
 			}
 			s.defaults = append(s.defaults, g)
+			s.addExclude(g)
 		}
-		s.exclude = append(s.exclude, s.defaults...)
 	}
 	return s, nil
 }
@@ -72,6 +98,23 @@ func NewSelector(o Options) (*Selector, error) {
 func (s *Selector) ExcludesSelf(path string) bool {
 	if s.hidden != nil && s.hidden(path) {
 		return true
+	}
+	if path != "" {
+		name := path[strings.LastIndexByte(path, '/')+1:]
+		if s.exactNames[name] {
+			return true
+		}
+		if s.foldNames != nil || s.foldBases != nil {
+			lower := lowerASCIIFirst(name)
+			if s.foldNames[lower] {
+				return true
+			}
+			for _, b := range s.foldBases {
+				if matchSegment(b, lower) {
+					return true
+				}
+			}
+		}
 	}
 	return matchAny(s.exclude, path)
 }
