@@ -4,16 +4,20 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"gopkg.in/yaml.v3"
+
+	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
-// TestExamplesMatchSchema: the example manifests satisfy the published JSON
-// Schema, and the schema rejects what the loader rejects structurally.
-func TestExamplesMatchSchema(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "manifests", "manifest.schema.json"))
+// loadSchema reads the published manifest schema.
+func loadSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "manifests", "fsmcp.schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,6 +25,36 @@ func TestExamplesMatchSchema(t *testing.T) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatalf("schema: %v", err)
 	}
+	return &s
+}
+
+// TestSchemaNamesMatchLoader: the schema offers exactly the limit keys and
+// tool names the loader accepts, so editor completion cannot drift.
+func TestSchemaNamesMatchLoader(t *testing.T) {
+	s := loadSchema(t)
+	root := s.Properties["roots"].Items
+	var limits []string
+	for k := range root.Properties["limits"].Properties {
+		limits = append(limits, k)
+	}
+	sort.Strings(limits)
+	want := slices.Sorted(slices.Values(LimitKeys))
+	if !slices.Equal(limits, want) {
+		t.Errorf("schema limits %v, loader %v", limits, want)
+	}
+	var tools []string
+	for _, v := range root.Properties["tools"].OneOf[1].Items.Enum {
+		tools = append(tools, v.(string))
+	}
+	if !slices.Equal(tools, toolset.All) {
+		t.Errorf("schema tools %v, worker %v", tools, toolset.All)
+	}
+}
+
+// TestExamplesMatchSchema: the example manifests satisfy the published JSON
+// Schema, and the schema rejects what the loader rejects structurally.
+func TestExamplesMatchSchema(t *testing.T) {
+	s := loadSchema(t)
 	rs, err := s.Resolve(nil)
 	if err != nil {
 		t.Fatalf("resolve schema: %v", err)
