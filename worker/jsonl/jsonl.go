@@ -8,6 +8,12 @@
 // And a line that is not a message (malformed JSON, a batch, a line over
 // the length limit) is answered with a JSON-RPC error and skipped, so the
 // connection keeps serving instead of ending.
+//
+// Memory stays bounded whatever the peer sends: one line is buffered at a
+// time, and once MaxInFlight calls are unanswered no more input is read
+// until one is, so a client that floods calls without reading the answers
+// is held back by the pipe instead of growing the server. (fsmcp's servers
+// never call the client, so pausing input cannot deadlock them.)
 package jsonl
 
 import (
@@ -19,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +34,10 @@ import (
 // DefaultMaxLine is the longest line read when Transport.MaxLine is zero.
 const DefaultMaxLine = 16 << 20
 
+// DefaultMaxInFlight is the bound on unanswered calls when
+// Transport.MaxInFlight is zero.
+const DefaultMaxInFlight = 64
+
 // Transport connects over Reader and Writer, one message per line.
 type Transport struct {
 	Reader io.Reader
@@ -34,6 +45,13 @@ type Transport struct {
 	// MaxLine bounds the bytes of one inbound line; a longer line is
 	// skipped and answered with an error. Zero means DefaultMaxLine.
 	MaxLine int
+	// MaxInFlight bounds the calls read and not yet answered; input is not
+	// read while that many are. Zero means DefaultMaxInFlight.
+	MaxInFlight int
+	// DrainTimeout is how long end of input waits for the calls in flight
+	// to be answered before it is reported (the SDK cancels them then).
+	// Zero means not at all.
+	DrainTimeout time.Duration
 }
 
 // Connect implements mcp.Transport. A Transport connects once.
@@ -42,7 +60,11 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	if limit <= 0 {
 		limit = DefaultMaxLine
 	}
-	c := &conn{w: t.Writer, in: make(chan received), done: make(chan struct{})}
+	c := &conn{w: t.Writer, in: make(chan received), done: make(chan struct{}),
+		maxCalls: t.MaxInFlight, drain: t.DrainTimeout, freed: make(chan struct{}, 1)}
+	if c.maxCalls <= 0 {
+		c.maxCalls = DefaultMaxInFlight
+	}
 	if cl, ok := t.Reader.(io.Closer); ok {
 		c.closeReader = cl
 	}
@@ -63,6 +85,12 @@ type conn struct {
 	in      chan received
 	done    chan struct{}
 	once    sync.Once
+
+	maxCalls int
+	drain    time.Duration
+	callsMu  sync.Mutex
+	calls    int           // calls delivered and not yet answered
+	freed    chan struct{} // signalled when calls drops
 }
 
 // receive reads lines until the reader fails, answering the ones that are
@@ -73,7 +101,7 @@ func (c *conn) receive(r *bufio.Reader, limit int) {
 		var msg jsonrpc.Message
 		switch {
 		case errors.Is(err, errLineTooLong):
-			c.reject(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message line exceeds %d bytes; it was skipped", limit))
+			c.reject(requestID(line), jsonrpc.CodeInvalidRequest, fmt.Sprintf("message line exceeds %d bytes; it was skipped", limit))
 			continue
 		case err != nil && len(line) == 0:
 			c.deliver(received{err: err})
@@ -95,7 +123,7 @@ func (c *conn) receive(r *bufio.Reader, limit int) {
 // is not one.
 func (c *conn) decode(line []byte) jsonrpc.Message {
 	if !json.Valid(line) {
-		c.reject(nil, jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
+		c.reject(requestID(line), jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
 		return nil
 	}
 	if line[0] == '[' {
@@ -111,24 +139,41 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 }
 
 // requestID is the id of a line that failed to decode as a message, when
-// it has a usable one.
+// it has a usable one. The line may be malformed or cut short (the start of
+// an over-long line): the id counts when it is a top-level key met within
+// the first idWindow bytes, before anything unreadable.
 func requestID(line []byte) any {
-	var probe struct {
-		ID any `json:"id"`
-	}
-	if json.Unmarshal(line, &probe) != nil {
+	dec := json.NewDecoder(bytes.NewReader(line[:min(len(line), idWindow)]))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}
-	switch id := probe.ID.(type) {
-	case string:
-		return id
-	case float64:
-		if id == float64(int64(id)) {
-			return int64(id)
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
 		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if key != "id" {
+			continue
+		}
+		switch id := v.(type) {
+		case string:
+			return id
+		case float64:
+			if id == float64(int64(id)) {
+				return int64(id)
+			}
+		}
+		return nil
 	}
 	return nil
 }
+
+// idWindow is how much of a refused line is searched for its id.
+const idWindow = 64 << 10
 
 // reject writes an error response for a line that was not delivered.
 func (c *conn) reject(id any, code int, msg string) {
@@ -154,7 +199,8 @@ func (c *conn) deliver(r received) bool {
 var errLineTooLong = errors.New("line too long")
 
 // readLine returns the next line without its newline. A line longer than
-// limit is consumed to its end and reported as errLineTooLong.
+// limit is consumed to its end and reported as errLineTooLong, with the
+// start of it that was read.
 func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
 	for {
@@ -163,7 +209,7 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}
-			return nil, errLineTooLong
+			return line, errLineTooLong
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			line = append(line, frag...)
@@ -178,14 +224,60 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
+// Read returns the next message. A call first waits until fewer than
+// MaxInFlight are unanswered; the end of input first waits (up to
+// DrainTimeout) until none is.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	var r received
 	select {
-	case r := <-c.in:
-		return r.msg, r.err
+	case r = <-c.in:
 	case <-c.done:
 		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+	if r.err != nil {
+		if c.drain > 0 {
+			c.waitCalls(ctx, 0, c.drain)
+		}
+		return nil, r.err
+	}
+	if req, ok := r.msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if err := c.waitCalls(ctx, c.maxCalls-1, -1); err != nil {
+			return nil, err
+		}
+		c.callsMu.Lock()
+		c.calls++
+		c.callsMu.Unlock()
+	}
+	return r.msg, nil
+}
+
+// waitCalls waits until at most n calls are unanswered, the connection
+// closes, ctx ends, or timeout passes (never, if negative).
+func (c *conn) waitCalls(ctx context.Context, n int, timeout time.Duration) error {
+	var expired <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	for {
+		c.callsMu.Lock()
+		calls := c.calls
+		c.callsMu.Unlock()
+		if calls <= n {
+			return nil
+		}
+		select {
+		case <-c.freed:
+		case <-expired:
+			return nil
+		case <-c.done:
+			return io.EOF
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -193,11 +285,25 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		defer c.answered()
+	}
 	b, err := Encode(msg)
 	if err != nil {
 		return err
 	}
 	return c.writeLine(b)
+}
+
+// answered frees the slot of a call whose response was written.
+func (c *conn) answered() {
+	c.callsMu.Lock()
+	c.calls = max(c.calls-1, 0)
+	c.callsMu.Unlock()
+	select {
+	case c.freed <- struct{}{}:
+	default:
+	}
 }
 
 func (c *conn) writeLine(b []byte) error {
