@@ -13,19 +13,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/run"
 
 	"github.com/fsmcp/fsmcp/supervisor/front"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/supervisor/rootproc"
+	"github.com/fsmcp/fsmcp/worker"
 )
 
 // DefaultGrace is how long calls in flight may take to finish at shutdown.
 const DefaultGrace = 5 * time.Second
-
-// Version is the supervisor's implementation version.
-const Version = "0.1.0"
 
 // Options configure Run.
 type Options struct {
@@ -37,6 +36,9 @@ type Options struct {
 	Grace     time.Duration
 	// LookupEnv reads the supervisor's environment (os.LookupEnv if nil).
 	LookupEnv func(string) (string, bool)
+	// Logger receives the supervisor's log lines (nil: NewLogger on Stderr
+	// at DefaultLogLevel).
+	Logger hclog.Logger
 }
 
 // ConfigError is a configuration problem found before anything was served;
@@ -71,6 +73,9 @@ func Run(ctx context.Context, o Options) error {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
+	if o.Logger == nil {
+		o.Logger = NewLogger(o.Stderr, DefaultLogLevel)
+	}
 	m, err := Load(o.Manifest, lookup)
 	if err != nil {
 		return err
@@ -83,11 +88,12 @@ func Run(ctx context.Context, o Options) error {
 	for i, p := range procs {
 		roots[i] = p
 	}
-	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: Version}, roots, o.Grace)
+	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: worker.Version()}, roots, o.Grace)
 	if err != nil {
 		stopAll(procs)
 		return &ConfigError{Err: err}
 	}
+	o.Logger.Info("serving", "manifest", o.Manifest, "roots", len(procs), "version", worker.Version())
 
 	var g run.Group
 	{
@@ -140,7 +146,10 @@ func startAll(ctx context.Context, m *manifest.Manifest, o Options, lookup func(
 				env = append(env, r.CursorKeyEnv+"="+v)
 			}
 		}
-		procs[i] = rootproc.New(rootproc.Config{Root: r, WorkerBin: o.WorkerBin, Env: env, Stderr: NewPrefixWriter(o.Stderr, r.Name+": ")})
+		procs[i] = rootproc.New(rootproc.Config{
+			Root: r, WorkerBin: o.WorkerBin, Env: env, Version: worker.Version(),
+			Stderr: NewPrefixWriter(o.Stderr, r.Name+": "), Logger: rootLogger(o.Logger, r.Name),
+		})
 		go func(p *rootproc.Proc) { errs <- p.Start(ctx) }(procs[i])
 	}
 	var first error

@@ -26,14 +26,13 @@ import (
 
 // Restart policy.
 const (
-	BackoffMin    = 100 * time.Millisecond
-	BackoffMax    = 10 * time.Second
-	HealthyAfter  = time.Minute
-	CrashWindow   = 60 * time.Second
-	MaxCrashes    = 5 // more than this many in CrashWindow marks the root failed
-	startTimeout  = 15 * time.Second
-	listTimeout   = 15 * time.Second
-	clientVersion = "1"
+	BackoffMin   = 100 * time.Millisecond
+	BackoffMax   = 10 * time.Second
+	HealthyAfter = time.Minute
+	CrashWindow  = 60 * time.Second
+	MaxCrashes   = 5 // more than this many in CrashWindow marks the root failed
+	startTimeout = 15 * time.Second
+	listTimeout  = 15 * time.Second
 )
 
 // State is a root's state.
@@ -57,6 +56,11 @@ type Config struct {
 	Env []string
 	// Stderr receives the worker's stderr, one prefixed line at a time.
 	Stderr io.Writer
+	// Logger gets one line per worker start, exit and restart (nil: none).
+	// At trace level go-plugin's own log goes to it as well.
+	Logger hclog.Logger
+	// Version is the supervisor's version, sent to the worker as client info.
+	Version string
 }
 
 // Proc supervises one root's worker.
@@ -71,10 +75,16 @@ type Proc struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the current session ends
 	tools   []*mcp.Tool
+	starts  int // worker processes launched so far
 }
 
 // New returns a supervisor for cfg's root; nothing is started yet.
-func New(cfg Config) *Proc { return &Proc{cfg: cfg, state: Starting} }
+func New(cfg Config) *Proc {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	return &Proc{cfg: cfg, state: Starting}
+}
 
 // Name is the root's name.
 func (p *Proc) Name() string { return p.cfg.Root.Name }
@@ -181,10 +191,7 @@ func (p *Proc) launch(ctx context.Context) error {
 	cmd := exec.Command(p.cfg.WorkerBin, p.cfg.Root.Args()...)
 	cmd.Env = append([]string{}, p.cfg.Env...)
 	setParentDeath(cmd)
-	stderr := p.cfg.Stderr
-	if stderr == nil {
-		stderr = os.Stderr
-	}
+	stderr := p.stderr()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		Plugins:          wire.Plugins(),
@@ -197,7 +204,7 @@ func (p *Proc) launch(ctx context.Context) error {
 		Stderr:           stderr,
 		SyncStderr:       stderr,
 		SyncStdout:       stderr,
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: p.Name(), Level: hclog.Off, Output: io.Discard}),
+		Logger:           p.pluginLogger(),
 	})
 	fail := func(err error) error {
 		client.Kill()
@@ -219,7 +226,7 @@ func (p *Proc) launch(ctx context.Context) error {
 	if !ok {
 		return fail(fmt.Errorf("plugin is %T, not a wire client", raw))
 	}
-	mc := mcp.NewClient(&mcp.Implementation{Name: "fsmcp-supervisor/" + p.Name(), Version: clientVersion}, nil)
+	mc := mcp.NewClient(&mcp.Implementation{Name: "fsmcp-supervisor/" + p.Name(), Version: p.cfg.Version}, nil)
 	cctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	session, err := mc.Connect(cctx, wc.Transport(), nil)
@@ -236,22 +243,60 @@ func (p *Proc) launch(ctx context.Context) error {
 	if p.state != Failed && p.state != Stopped {
 		p.state = Ready
 	}
+	p.starts++
+	restarts := p.starts - 1
 	p.mu.Unlock()
+	if restarts == 0 {
+		p.cfg.Logger.Info("worker started", "pid", cmd.Process.Pid, "tools", p.cfg.Root.Tools.String())
+	} else {
+		p.cfg.Logger.Info("worker restarted", "pid", cmd.Process.Pid, "restarts", restarts)
+	}
+	p.cfg.Logger.Debug("worker command", "path", cmd.Path, "args", cmd.Args[1:], "env", envNames(cmd.Env))
 	return nil
 }
 
-// kill ends the current worker, if any.
-func (p *Proc) kill() {
+// pluginLogger is the logger handed to go-plugin: silent below trace, since
+// its lines repeat what the root's own log and prefixed stderr already say.
+func (p *Proc) pluginLogger() hclog.Logger {
+	if p.cfg.Logger.GetLevel() != hclog.Trace {
+		return hclog.NewNullLogger()
+	}
+	return p.cfg.Logger.Named("go-plugin")
+}
+
+// kill ends the current worker, if any, and reports the process it ended:
+// its pid and how it exited ("" when there was none).
+func (p *Proc) kill() (pid int, status string) {
 	p.mu.Lock()
-	client, session := p.client, p.session
+	client, session, cmd := p.client, p.session, p.cmd
 	p.client, p.session = nil, nil
 	p.mu.Unlock()
 	if session != nil {
 		_ = session.Close()
 	}
-	if client != nil {
-		client.Kill()
+	if client == nil {
+		return 0, ""
 	}
+	// Kill returns once go-plugin's wait on the process has finished, so
+	// its ProcessState is settled.
+	client.Kill()
+	if cmd.Process != nil {
+		pid = cmd.Process.Pid
+	}
+	if cmd.ProcessState != nil {
+		status = cmd.ProcessState.String()
+	}
+	return pid, status
+}
+
+// envNames lists the variable names of env, never their values.
+func envNames(env []string) []string {
+	names := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+	}
+	return names
 }
 
 // Run watches the worker started by Start and restarts it with backoff until
@@ -270,7 +315,7 @@ func (p *Proc) Run(ctx context.Context) error {
 			case <-exited:
 			}
 		}
-		p.kill()
+		pid, status := p.kill()
 		delay, failed, n := pol.crash(time.Now(), time.Since(started))
 		p.mu.Lock()
 		if failed {
@@ -280,12 +325,12 @@ func (p *Proc) Run(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 		if failed {
-			fmt.Fprintf(p.stderr(), "%s: worker failed after %d crashes within %s; its tools are disabled\n", p.Name(), n, seconds(CrashWindow))
+			p.cfg.Logger.Error(fmt.Sprintf("worker failed after %d crashes within %s; its tools are disabled", n, seconds(CrashWindow)), "pid", pid, "status", status)
 			<-ctx.Done()
 			p.stop()
 			return nil
 		}
-		fmt.Fprintf(p.stderr(), "%s: worker exited; restarting in %s\n", p.Name(), delay)
+		p.cfg.Logger.Warn(fmt.Sprintf("worker exited; restarting in %s", delay), "pid", pid, "status", status)
 		select {
 		case <-ctx.Done():
 			p.stop()
@@ -293,7 +338,7 @@ func (p *Proc) Run(ctx context.Context) error {
 		case <-time.After(delay):
 		}
 		if err := p.launch(ctx); err != nil {
-			fmt.Fprintf(p.stderr(), "%s: restart failed: %v\n", p.Name(), err)
+			p.cfg.Logger.Error("worker restart failed", "error", err)
 			p.mu.Lock()
 			p.exited = nil
 			p.mu.Unlock()
@@ -307,7 +352,9 @@ func (p *Proc) stop() {
 		p.state = Stopped
 	}
 	p.mu.Unlock()
-	p.kill()
+	if pid, status := p.kill(); pid != 0 {
+		p.cfg.Logger.Info("worker stopped", "pid", pid, "status", status)
+	}
 }
 
 // Stop ends the worker without restarting it (used when startup of another
