@@ -2,14 +2,13 @@
 // fsmcp-worker process, on one stdio MCP connection. See the manifest
 // reference in manifests/.
 //
-//	fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]
-//	fsmcp-supervisor check FILE    validate a manifest, start nothing
-//	fsmcp-supervisor entry FILE    print a host entry for the manifest
+//	fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
+//	fsmcp-supervisor check FILE...                       validate manifests, start nothing
+//	fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|ptc]   print a host entry
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,9 +23,9 @@ import (
 
 const exitUsage = 64
 
-const usage = `Usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]
-       fsmcp-supervisor check FILE
-       fsmcp-supervisor entry FILE
+const usage = `Usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
+       fsmcp-supervisor check FILE...
+       fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|ptc] [--name fsmcp] [--worker BIN]
 
 Serve the roots of a manifest (YAML, version 1) on one stdio MCP connection,
 one fsmcp-worker process per root.
@@ -34,9 +33,15 @@ one fsmcp-worker process per root.
   --manifest FILE   the manifest; relative root paths are resolved against its folder
   --worker BIN      the fsmcp-worker binary (default: next to this binary, then $PATH)
   --grace D         how long calls in flight may run at shutdown (5s)
+  --log-level L     trace, debug, info, warn, error or off (warn); hclog lines on stderr
   --version         print the version
-  check FILE        validate a manifest and exit 0, or 64 with file:line: field: message
-  entry FILE        print an mcpServers host entry for the manifest
+
+  check FILE...     validate manifests without starting anything: exit 0, or 64
+                    with one FILE:LINE: field: message line per bad manifest
+  host-entry        print a host entry that starts this supervisor on the manifest,
+                    by absolute paths with an empty environment: --format mcp-json
+                    (an mcpServers entry, the default) or ptc (a PtcRunner install
+                    block mapping each tool); --name sets the entry's key (fsmcp)
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -45,113 +50,106 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "check":
-			return check(args[1:], stderr)
-		case "entry":
-			return entry(args[1:], stdout, stderr)
+			return check(args[1:], stdout, stderr)
+		case "host-entry":
+			return hostEntry(args[1:], stdout, stderr)
+		case "entry": // the earlier spelling of host-entry --format mcp-json
+			return hostEntry(append([]string{"--manifest"}, args[1:]...), stdout, stderr)
 		}
 	}
-	fl := flag.NewFlagSet("fsmcp-supervisor", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
-	manifestFile := fl.String("manifest", "", "manifest file (YAML, version 1)")
-	workerBin := fl.String("worker", "", "fsmcp-worker binary (default: next to this binary, then $PATH)")
-	grace := fl.Duration("grace", supervisor.DefaultGrace, "how long calls in flight may run at shutdown")
-	version := fl.Bool("version", false, "print the version")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v; usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]\n", err)
-		return exitUsage
+	fl := newFlags()
+	manifestFile := fl.String("manifest", "", "")
+	workerBin := fl.String("worker", "", "")
+	grace := fl.Duration("grace", supervisor.DefaultGrace, "")
+	logLevel := fl.String("log-level", supervisor.DefaultLogLevel.String(), "")
+	version := fl.Bool("version", false, "")
+	const short = "usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]"
+	if code, done := parseFlags(fl, args, short, stdout, stderr); done {
+		return code
 	}
 	if *version {
 		fmt.Fprintf(stdout, "fsmcp-supervisor %s\n", worker.Version())
 		return 0
 	}
 	if *manifestFile == "" || fl.NArg() > 0 {
-		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s]")
+		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
 		return exitUsage
+	}
+	level, err := supervisor.ParseLogLevel(*logLevel)
+	if err != nil {
+		return usageError(stderr, err)
 	}
 	bin, err := findWorker(*workerBin)
 	if err != nil {
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
-		return exitUsage
+		return usageError(stderr, err)
 	}
 	err = supervisor.Run(context.Background(), supervisor.Options{
 		Manifest: *manifestFile, WorkerBin: bin, Stdin: stdin, Stdout: stdout, Stderr: stderr, Grace: *grace,
+		Logger: supervisor.NewLogger(stderr, level),
 	})
 	var ce *supervisor.ConfigError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ce):
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
-		return exitUsage
+		return usageError(stderr, err)
 	default:
 		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
 		return 1
 	}
 }
 
-// check validates a manifest without starting anything.
-func check(args []string, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor check FILE")
-		return exitUsage
-	}
-	if _, err := supervisor.Load(args[0], nil); err != nil {
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
-		return exitUsage
-	}
-	return 0
+func newFlags() *flag.FlagSet {
+	fl := flag.NewFlagSet("fsmcp-supervisor", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	return fl
 }
 
-// entry validates a manifest and prints a host entry that starts this
-// supervisor on it.
-func entry(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor entry FILE")
+// parseFlags parses args into fl. done reports that the command is over:
+// --help printed the usage (0) or a bad flag printed one line (64).
+func parseFlags(fl *flag.FlagSet, args []string, short string, stdout, stderr io.Writer) (code int, done bool) {
+	err := fl.Parse(args)
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return 0, true
+	}
+	fmt.Fprintf(stderr, "fsmcp-supervisor: %v; %s\n", err, short)
+	return exitUsage, true
+}
+
+func usageError(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+	return exitUsage
+}
+
+// staticEnv stands in for the environment where a manifest is only
+// examined: cursor-key variables are named, not read, so they need not be
+// set (in CI, or where a host entry is printed).
+func staticEnv(string) (string, bool) { return "placeholder", true }
+
+// check validates manifests without starting anything. Each bad manifest
+// gets one FILE:LINE: field: message line, the form editors and CI
+// annotations pick up.
+func check(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor check FILE...")
 		return exitUsage
 	}
-	// The entry names the key variables, not their values, so they need
-	// not be set to print it.
-	m, err := supervisor.Load(args[0], func(string) (string, bool) { return "placeholder", true })
-	if err != nil {
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
-		return exitUsage
-	}
-	file, err := filepath.Abs(args[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
-		return exitUsage
-	}
-	self, err := os.Executable()
-	if err != nil {
-		self = "fsmcp-supervisor"
-	}
-	// An empty environment, plus the cursor-key variables the manifest
-	// declares, each with a placeholder for the host's credential binding.
-	env := map[string]string{}
-	for _, r := range m.Roots {
-		if r.CursorKeyEnv != "" {
-			env[r.CursorKeyEnv] = "<base64url cursor key for root " + r.Name + ">"
+	code := 0
+	for _, file := range args {
+		if _, err := supervisor.Load(file, staticEnv); err != nil {
+			fmt.Fprintln(stderr, err)
+			code = exitUsage
 		}
 	}
-	type server struct {
-		Command string            `json:"command"`
-		Args    []string          `json:"args"`
-		Env     map[string]string `json:"env"`
-	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(map[string]map[string]server{
-		"mcpServers": {"fsmcp": {Command: self, Args: []string{"--manifest", file}, Env: env}},
-	}); err != nil {
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
-		return 1
-	}
-	return 0
+	return code
 }
 
 func findWorker(flagValue string) (string, error) {
@@ -161,8 +159,7 @@ func findWorker(flagValue string) (string, error) {
 		}
 		return filepath.Abs(flagValue)
 	}
-	if self, err := os.Executable(); err == nil {
-		cand := filepath.Join(filepath.Dir(self), "fsmcp-worker")
+	if cand := besideSelf(); cand != "" {
 		if _, err := os.Stat(cand); err == nil {
 			return cand, nil
 		}
@@ -171,5 +168,15 @@ func findWorker(flagValue string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot find fsmcp-worker next to this binary or on $PATH; pass --worker BIN")
 	}
-	return p, nil
+	return filepath.Abs(p)
+}
+
+// besideSelf is where the supervisor looks for the worker first: next to
+// its own binary ("" if its own path is unknown).
+func besideSelf() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(self), "fsmcp-worker")
 }

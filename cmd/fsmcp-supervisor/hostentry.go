@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/fsmcp/fsmcp/supervisor"
+	"github.com/fsmcp/fsmcp/supervisor/hostentry"
+)
+
+var entryNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// hostEntry validates a manifest and prints a host entry that starts this
+// supervisor on it.
+func hostEntry(args []string, stdout, stderr io.Writer) int {
+	fl := newFlags()
+	manifestFile := fl.String("manifest", "", "")
+	format := fl.String("format", "mcp-json", "")
+	name := fl.String("name", "fsmcp", "")
+	workerBin := fl.String("worker", "", "")
+	const short = "usage: fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|ptc] [--name fsmcp] [--worker BIN]"
+	if code, done := parseFlags(fl, args, short, stdout, stderr); done {
+		return code
+	}
+	if *manifestFile == "" || fl.NArg() > 0 {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
+		return exitUsage
+	}
+	if !entryNameRE.MatchString(*name) {
+		return usageError(stderr, fmt.Errorf("--name %q is not an entry name; use letters, digits, '.', '_' or '-'", *name))
+	}
+	if !slices.Contains(hostentry.Formats, *format) {
+		return usageError(stderr, fmt.Errorf("--format %q is not a host format; use %s", *format, strings.Join(hostentry.Formats, " or ")))
+	}
+	m, err := supervisor.Load(*manifestFile, staticEnv)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	file, err := filepath.Abs(*manifestFile)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return usageError(stderr, fmt.Errorf("cannot tell where this binary is: %v", err))
+	}
+	// The host spawns with an empty environment, so there is no $PATH to
+	// find the worker on: name it unless it sits beside the supervisor.
+	launchArgs := []string{"--manifest", file}
+	bin, err := findWorker(*workerBin)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	if bin != besideSelf() {
+		launchArgs = append(launchArgs, "--worker", bin)
+	}
+	doc, err := hostentry.Build(m, hostentry.Launch{Name: *name, Command: self, Args: launchArgs}, *format)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	if err := hostentry.Write(stdout, doc); err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return 1
+	}
+	return 0
+}
