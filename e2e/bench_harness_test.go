@@ -461,24 +461,58 @@ func benchWriteFile(b *testing.B, path string, body []byte) {
 	}
 }
 
+// benchCall calls tool, which must succeed, and returns its page as the
+// SDK decoded it: the items and the next cursor ("" after the last page).
+// It reads the SDK's decoded structuredContent in place, so the fsmcp side
+// carries no decoding beyond what any go-sdk client pays.
+func benchCall(b *testing.B, cs *mcp.ClientSession, tool string, args map[string]any) ([]any, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		b.Fatalf("%s(%v): %v", tool, args, err)
+	}
+	if res.IsError {
+		b.Fatalf("%s(%v) failed: %s", tool, args, resultText(res))
+	}
+	page, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		b.Fatalf("%s: structuredContent is a %T", tool, res.StructuredContent)
+	}
+	items, _ := page["items"].([]any)
+	next, _ := page["next_cursor"].(string)
+	return items, next
+}
+
 // benchFollow calls a paginated tool to the end and returns the items of
 // every page and the number of pages.
-func benchFollow[T any](b *testing.B, cs *mcp.ClientSession, tool string, args map[string]any) ([]T, int) {
-	b.Helper()
-	var all []T
+func benchFollow(b *testing.B, cs *mcp.ClientSession, tool string, args map[string]any) ([]map[string]any, int) {
+	var all []map[string]any
 	for pages := 1; ; pages++ {
-		r := ok(b, cs, tool, args)
-		all = append(all, items[T](b, r)...)
-		if r.page.NextCursor == nil {
+		items, next := benchCall(b, cs, tool, args)
+		for _, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				b.Fatalf("%s: item is a %T", tool, it)
+			}
+			all = append(all, m)
+		}
+		if next == "" {
 			return all, pages
 		}
-		next := make(map[string]any, len(args)+1)
+		more := make(map[string]any, len(args)+1)
 		for k, v := range args {
-			next[k] = v
+			more[k] = v
 		}
-		next["cursor"] = *r.page.NextCursor
-		args = next
+		more["cursor"] = next
+		args = more
 	}
+}
+
+// benchField is an item's string field.
+func benchField(item map[string]any, name string) string {
+	s, _ := item[name].(string)
+	return s
 }
 
 // benchNamed reports whether the -bench pattern names sub, so that

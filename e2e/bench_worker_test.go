@@ -31,17 +31,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type benchPath struct {
-	Path string `json:"path"`
-	Type string `json:"type"`
-}
-
-type benchMatch struct {
-	Path string `json:"path"`
-	Line int    `json:"line"`
-	Text string `json:"text"`
-}
-
 // BenchmarkListDirectory: walk the whole tree through list_directory, one
 // call per directory (and per page), breadth first, the way a client
 // enumerates a root. References: filepath.WalkDir and find -mindepth 1 of
@@ -55,12 +44,12 @@ func benchListWalk(b *testing.B, srv benchServer, t *benchTreeInfo) {
 	crawl := func() (calls int) {
 		files, dirs := 0, 0
 		for queue := []string{""}; len(queue) > 0; queue = queue[1:] {
-			es, pages := benchFollow[benchPath](b, cs, "list_directory", map[string]any{"path": queue[0]})
+			es, pages := benchFollow(b, cs, "list_directory", map[string]any{"path": queue[0]})
 			calls += pages
 			for _, e := range es {
-				if e.Type == "directory" {
+				if benchField(e, "type") == "directory" {
 					dirs++
-					queue = append(queue, e.Path)
+					queue = append(queue, benchField(e, "path"))
 				} else {
 					files++
 				}
@@ -111,7 +100,7 @@ func benchSearchFiles(b *testing.B, srv benchServer, t *benchTreeInfo) {
 	cs := srv.open(b, t.root, benchTreeLimits())
 	args := map[string]any{"query": "widget_"}
 	search := func() int {
-		got, pages := benchFollow[benchPath](b, cs, "search_files", args)
+		got, pages := benchFollow(b, cs, "search_files", args)
 		if len(got) != t.widgets {
 			b.Fatalf("search_files found %d paths, want %d", len(got), t.widgets)
 		}
@@ -175,13 +164,13 @@ func benchSearchText(b *testing.B, srv benchServer, t *benchTreeInfo, lim fswork
 	cs := srv.open(b, t.root, lim)
 	args := map[string]any{"query": benchNeedle}
 	search := func() int {
-		matches, pages := benchFollow[benchMatch](b, cs, "search_text", args)
+		matches, pages := benchFollow(b, cs, "search_text", args)
 		if len(matches) != benchNeedleFiles {
 			b.Fatalf("search_text found %d matches, want %d", len(matches), benchNeedleFiles)
 		}
 		for _, m := range matches {
-			if !strings.Contains(m.Text, benchNeedle) {
-				b.Fatalf("match %s:%d %q lacks the literal", m.Path, m.Line, m.Text)
+			if !strings.Contains(benchField(m, "text"), benchNeedle) {
+				b.Fatalf("match %v lacks the literal", m)
 			}
 		}
 		return pages
@@ -267,19 +256,12 @@ func benchRead(b *testing.B, srv benchServer, body []byte, lim fsworker.Limits) 
 
 // benchReadWhole pages a file to the end and returns its text and pages.
 func benchReadWhole(b *testing.B, cs *mcp.ClientSession, path string) (string, int) {
-	b.Helper()
+	chunks, pages := benchFollow(b, cs, "read_text_file", map[string]any{"path": path})
 	var sb strings.Builder
-	args := map[string]any{"path": path}
-	for pages := 1; ; pages++ {
-		r := ok(b, cs, "read_text_file", args)
-		for _, c := range items[chunkItem](b, r) {
-			sb.WriteString(c.Text)
-		}
-		if r.page.NextCursor == nil {
-			return sb.String(), pages
-		}
-		args = map[string]any{"path": path, "cursor": *r.page.NextCursor}
+	for _, c := range chunks {
+		sb.WriteString(benchField(c, "text"))
 	}
+	return sb.String(), pages
 }
 
 // benchUTF8Text is n bytes of line-structured UTF-8 with multi-byte runes
@@ -326,9 +308,8 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 	cs := worker(b, root, "--include", "**")
 	args := map[string]any{"path": "page.txt"}
 	check := func() {
-		r := ok(b, cs, "read_text_file", args)
-		if r.page.NextCursor != nil || len(r.page.Items) != 1 {
-			b.Fatalf("want one chunk and no cursor, got %d items, cursor %v", len(r.page.Items), r.page.NextCursor != nil)
+		if items, next := benchCall(b, cs, "read_text_file", args); len(items) != 1 || next != "" {
+			b.Fatalf("want one chunk and no cursor, got %d items, cursor %q", len(items), next)
 		}
 	}
 	ctx := context.Background()
