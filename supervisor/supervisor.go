@@ -21,6 +21,7 @@ import (
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/supervisor/rootproc"
 	"github.com/fsmcp/fsmcp/worker"
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 )
 
 // DefaultGrace is how long calls in flight may take to finish at shutdown.
@@ -103,7 +104,9 @@ func Run(ctx context.Context, o Options) error {
 		served := make(chan struct{})
 		g.Add(func() error {
 			defer close(served)
-			err := fs.Serve(sctx, &mcp.IOTransport{Reader: io.NopCloser(o.Stdin), Writer: nopCloser{o.Stdout}})
+			// A malformed line is answered, not the end of the session;
+			// the front drains at end of input itself, within the grace.
+			err := fs.Serve(sctx, &jsonl.Transport{Reader: struct{ io.Reader }{o.Stdin}, Writer: o.Stdout, MaxLine: maxLine(m)})
 			if err != nil {
 				return fmt.Errorf("front server: %w", err)
 			}
@@ -174,6 +177,12 @@ func stopAll(procs []*rootproc.Proc) {
 	}
 }
 
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
+// maxLine is the longest request line the front accepts: enough for the
+// largest write any root allows.
+func maxLine(m *manifest.Manifest) int {
+	var w int64
+	for _, r := range m.Roots {
+		w = max(w, r.Limits["max_write_bytes"])
+	}
+	return jsonl.MaxLineFor(w)
+}

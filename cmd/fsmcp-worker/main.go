@@ -177,7 +177,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Calls read before end of input are answered (within drainTimeout).
-	err = srv.Run(ctx, &jsonl.Transport{Reader: os.Stdin, Writer: os.Stdout, MaxLine: maxLine(o.cfg.Limits), DrainTimeout: drainTimeout})
+	err = srv.Run(ctx, &jsonl.Transport{Reader: os.Stdin, Writer: os.Stdout, MaxLine: jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes), DrainTimeout: drainTimeout})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		fmt.Fprintf(stderr, "fsmcp-worker: %v\n", err)
 		return 1
@@ -187,10 +187,3 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // drainTimeout bounds how long end of input waits for calls in flight.
 const drainTimeout = 5 * time.Second
-
-// maxLine is the longest request line read from stdin: the transport's
-// default, or more when --max-write-bytes allows a write whose text,
-// escaped at worst six bytes per byte, would not fit in it.
-func maxLine(l worker.Limits) int {
-	return int(max(jsonl.DefaultMaxLine, 6*l.MaxWriteBytes+64<<10))
-}

@@ -34,6 +34,13 @@ import (
 // DefaultMaxLine is the longest line read when Transport.MaxLine is zero.
 const DefaultMaxLine = 16 << 20
 
+// MaxLineFor is the line limit that admits a write_text_file call of
+// maxWrite bytes of text, escaped at worst six bytes per byte, with room for
+// the rest of the request; never less than DefaultMaxLine.
+func MaxLineFor(maxWrite int64) int {
+	return int(max(DefaultMaxLine, 6*maxWrite+64<<10))
+}
+
 // DefaultMaxInFlight is the bound on unanswered calls when
 // Transport.MaxInFlight is zero.
 const DefaultMaxInFlight = 64
