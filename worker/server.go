@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/fsmcp/fsmcp/worker/toolset"
@@ -168,8 +169,16 @@ func decodeArgs(raw json.RawMessage, into any) error {
 
 func argError(err error) string {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	switch {
+	case errors.As(err, &te) && te.Field == "":
+		return "the arguments must be a JSON object"
+	case errors.As(err, &te) && te.Field == "any_of":
+		return "any_of must be an array of strings" // the only array argument
+	case errors.As(err, &te):
 		return fmt.Sprintf("%s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown argument " + name
 	}
 	return err.Error()
 }
