@@ -11,7 +11,7 @@ package e2e
 //
 // The figures of record (README, "Performance") come from
 //
-//	cd e2e && go test -run '^$' -bench . -benchtime 3x -count 3 -timeout 60m .
+//	cd e2e && go test -run '^$' -bench . -benchtime 3x -count 5 -timeout 60m .
 //
 // and the CI smoke run is the same with -benchtime 1x -short, under which
 // every scaling benchmark runs on the 2,000-file tree only and nothing
@@ -415,11 +415,12 @@ func benchFind(b *testing.B, find string, args ...string) int {
 	return bytes.Count(benchLines(b, find, args...), []byte{'\n'})
 }
 
-// benchRipgrep runs rg -F --no-config -c needle dir and returns the sum of
-// its per-file counts.
-func benchRipgrep(b *testing.B, rg, needle, dir string) int {
+// benchRipgrep runs rg -F --no-config -c [flags] needle dir and returns the
+// sum of its per-file counts.
+func benchRipgrep(b *testing.B, rg, needle, dir string, flags ...string) int {
 	n := 0
-	sc := bufio.NewScanner(bytes.NewReader(benchLines(b, rg, "-F", "--no-config", "-c", needle, dir)))
+	args := append(append([]string{"-F", "--no-config", "-c"}, flags...), needle, dir)
+	sc := bufio.NewScanner(bytes.NewReader(benchLines(b, rg, args...)))
 	for sc.Scan() {
 		l := sc.Text()
 		k, err := strconv.Atoi(l[strings.LastIndexByte(l, ':')+1:])
@@ -433,8 +434,8 @@ func benchRipgrep(b *testing.B, rg, needle, dir string) int {
 
 // benchWorkerReady starts the worker alone with args, connects (the MCP
 // initialize handshake) and waits for its tools/list answer; it returns the
-// session, which the caller closes, and the number of tools.
-func benchWorkerReady(b *testing.B, args ...string) (*mcp.ClientSession, int) {
+// session, which the caller closes, its process and the number of tools.
+func benchWorkerReady(b *testing.B, args ...string) (*mcp.ClientSession, *exec.Cmd, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(workerBin, args...)
@@ -447,7 +448,16 @@ func benchWorkerReady(b *testing.B, args ...string) (*mcp.ClientSession, int) {
 	if err != nil {
 		b.Fatalf("worker tools/list: %v", err)
 	}
-	return cs, len(res.Tools)
+	return cs, cmd, len(res.Tools)
+}
+
+// benchCPU is the CPU time an exited process and the children it waited
+// for used.
+func benchCPU(cmd *exec.Cmd) time.Duration {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // benchWriteFile writes body to path, creating its directory.

@@ -8,8 +8,8 @@ package e2e
 //
 //	BenchmarkListDirectory/files=N  every directory via list_directory   x-walkdir, x-find
 //	BenchmarkSearchFiles/files=N    whole-tree search_files              x-walkdir, x-find
-//	BenchmarkSearchText/files=N     whole-tree search_text, rare literal x-rg
-//	BenchmarkSearchText200MB/...    the same over ~200 MB in 2,000 files x-rg
+//	BenchmarkSearchText/files=N     whole-tree search_text, rare literal x-rg, x-rg-j1
+//	BenchmarkSearchText200MB/...    the same over ~200 MB in 2,000 files x-rg, x-rg-j1
 //	BenchmarkRead12MB/...           read_text_file to the end, MB/s      x-readfile
 //	BenchmarkReadRoundTrip          one 1-chunk read_text_file           x-ping, x-readfile
 //
@@ -137,8 +137,9 @@ func benchSearchFiles(b *testing.B, srv benchServer, t *benchTreeInfo) {
 
 // BenchmarkSearchText: a whole-tree search_text for a literal held by 12
 // files, at the default budgets (--max-scan-bytes 4 MiB a page), following
-// cursors to the end. Reference: rg -F --no-config -c on the same tree.
-// MB/s is of the tree's bytes.
+// cursors to the end. References: rg -F --no-config -c on the same tree,
+// and the same with -j1 (rg searches with a thread per core; the worker
+// scans one file at a time). MB/s is of the tree's bytes.
 func BenchmarkSearchText(b *testing.B) {
 	benchEachScale(b, func(b *testing.B, t *benchTreeInfo) { benchSearchText(b, benchStdio, t, benchTreeLimits()) })
 }
@@ -191,6 +192,7 @@ func benchSearchText(b *testing.B, srv benchServer, t *benchTreeInfo, lim fswork
 		c.measure(func() { search() })
 		if rg != "" {
 			c.reference(b, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) })
+			c.reference(b, "rg-j1", func() { benchRipgrep(b, rg, benchNeedle, t.root, "-j1") })
 		}
 	}
 	c.report(b)

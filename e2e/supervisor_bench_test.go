@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,28 +109,36 @@ func benchSupervisorStartup(b *testing.B, roots int) {
 	}
 	// Warm the page cache with both binaries.
 	stop(ready())
-	if cs, _ := benchWorkerReady(b, workerArgs...); cs != nil {
+	if cs, _, _ := benchWorkerReady(b, workerArgs...); cs != nil {
 		_ = cs.Close()
 	}
 	var c benchClock
+	var supCPU, workerCPU time.Duration
 	b.ResetTimer()
 	for range b.N {
 		var p *supervisorProc
 		c.measure(func() { p = ready() })
 		b.StopTimer()
 		stop(p)
+		supCPU += benchCPU(p.cmd)
 		b.StartTimer()
 		var cs *mcp.ClientSession
+		var cmd *exec.Cmd
 		c.reference(b, "worker", func() {
 			var n int
-			if cs, n = benchWorkerReady(b, workerArgs...); n != 4 {
+			if cs, cmd, n = benchWorkerReady(b, workerArgs...); n != 4 {
 				b.Fatalf("the worker alone lists %d tools, want 4", n)
 			}
 		})
 		b.StopTimer()
 		_ = cs.Close()
+		workerCPU += benchCPU(cmd)
 		b.StartTimer()
 	}
 	c.report(b)
 	c.perOp(b, roots, "ns/root")
+	// CPU time of the supervisor with its workers, and of the worker alone
+	// (start-up, serving, shutdown), per start.
+	b.ReportMetric(float64(supCPU.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(workerCPU.Nanoseconds())/float64(b.N), "worker-cpu-ns/op")
 }
