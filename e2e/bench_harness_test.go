@@ -364,30 +364,23 @@ func benchCodeFile(buf []byte, i, mean int, needle bool) []byte {
 }
 
 // benchWalkDir walks root with filepath.WalkDir and counts the files and
-// directories below it; with match, only files whose root-relative path
-// it accepts (and no directories).
-func benchWalkDir(b *testing.B, root string, match func(rel string) bool) (files, dirs int) {
+// directories below it or, with match, the files whose root-relative path
+// it accepts.
+func benchWalkDir(b *testing.B, root string, match func(rel string) bool) int {
+	n := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p == root {
-			return nil
-		}
-		switch {
-		case d.IsDir():
-			if match == nil {
-				dirs++
-			}
-		case match == nil || match(p[len(root)+1:]):
-			files++
+		if p != root && (match == nil || !d.IsDir() && match(p[len(root)+1:])) {
+			n++
 		}
 		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return files, dirs
+	return n
 }
 
 // benchTool is the path of an external reference tool, or "" when it is

@@ -61,31 +61,40 @@ func benchListWalk(b *testing.B, srv benchServer, t *benchTreeInfo) {
 		return calls
 	}
 	calls := crawl()
+	c := benchAgainstWalk(b, srv, t, func() { crawl() }, nil, t.files+t.dirs, t.root, "-mindepth", "1")
+	c.perOp(b, calls, "ns/call")
+	b.ReportMetric(float64(calls), "calls")
+}
+
+// benchAgainstWalk times fsmcp, which checks its own answer, against
+// filepath.WalkDir counting the paths match accepts and against find with
+// findArgs; both must count want. It reports the ratios and returns the
+// clock for further figures.
+func benchAgainstWalk(b *testing.B, srv benchServer, t *benchTreeInfo, fsmcp func(), match func(rel string) bool, want int, findArgs ...string) *benchClock {
 	find := ""
 	if srv.refs {
-		if f, d := benchWalkDir(b, t.root, nil); f != t.files || d != t.dirs {
-			b.Fatalf("WalkDir: %d files, %d directories", f, d)
+		if n := benchWalkDir(b, t.root, match); n != want {
+			b.Fatalf("WalkDir counted %d paths, want %d", n, want)
 		}
 		if find = benchTool(b, "find"); find != "" {
-			if n := benchFind(b, find, t.root, "-mindepth", "1"); n != t.files+t.dirs {
-				b.Fatalf("find printed %d paths, want %d", n, t.files+t.dirs)
+			if n := benchFind(b, find, findArgs...); n != want {
+				b.Fatalf("find printed %d paths, want %d", n, want)
 			}
 		}
 	}
 	var c benchClock
 	b.ResetTimer()
 	for range b.N {
-		c.measure(func() { crawl() })
+		c.measure(fsmcp)
 		if srv.refs {
-			c.reference(b, "walkdir", func() { benchWalkDir(b, t.root, nil) })
+			c.reference(b, "walkdir", func() { benchWalkDir(b, t.root, match) })
 		}
 		if find != "" {
-			c.reference(b, "find", func() { benchFind(b, find, t.root, "-mindepth", "1") })
+			c.reference(b, "find", func() { benchFind(b, find, findArgs...) })
 		}
 	}
 	c.report(b)
-	c.perOp(b, calls, "ns/call")
-	b.ReportMetric(float64(calls), "calls")
+	return &c
 }
 
 // BenchmarkSearchFiles: search_files for "widget_", held by one path in
@@ -106,32 +115,9 @@ func benchSearchFiles(b *testing.B, srv benchServer, t *benchTreeInfo) {
 		}
 		return pages
 	}
-	match := func(rel string) bool { return strings.Contains(rel, "widget_") }
-	findArgs := []string{t.root, "-type", "f", "-path", "*widget_*"}
 	pages := search()
-	find := ""
-	if srv.refs {
-		if n, _ := benchWalkDir(b, t.root, match); n != t.widgets {
-			b.Fatalf("WalkDir found %d, want %d", n, t.widgets)
-		}
-		if find = benchTool(b, "find"); find != "" {
-			if n := benchFind(b, find, findArgs...); n != t.widgets {
-				b.Fatalf("find found %d, want %d", n, t.widgets)
-			}
-		}
-	}
-	var c benchClock
-	b.ResetTimer()
-	for range b.N {
-		c.measure(func() { search() })
-		if srv.refs {
-			c.reference(b, "walkdir", func() { benchWalkDir(b, t.root, match) })
-		}
-		if find != "" {
-			c.reference(b, "find", func() { benchFind(b, find, findArgs...) })
-		}
-	}
-	c.report(b)
+	match := func(rel string) bool { return strings.Contains(rel, "widget_") }
+	benchAgainstWalk(b, srv, t, func() { search() }, match, t.widgets, t.root, "-type", "f", "-path", "*widget_*")
 	b.ReportMetric(float64(pages), "pages")
 }
 
