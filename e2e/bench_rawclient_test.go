@@ -1,0 +1,128 @@
+package e2e
+
+// BenchmarkRead12MBRawClient is BenchmarkRead12MB with the go-sdk client
+// replaced by the least a client must do: write each request line to the
+// real fsmcp-worker's stdin, read the response line, decode the page's
+// structuredContent (items and next_cursor) and join the chunks. The
+// difference between the two is the go-sdk client's own decoding (it
+// decodes every result twice: content and structuredContent, the latter
+// into map[string]any), so this figure is what serving the file costs.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func BenchmarkRead12MBRawClient(b *testing.B) {
+	size := 12 << 20
+	if testing.Short() {
+		size = 1 << 20
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"mixed", benchUTF8Text(size)},
+		{"ascii", benchASCIIText(size)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			root := b.TempDir()
+			benchWriteFile(b, filepath.Join(root, "big.txt"), tc.body)
+			s := startRawWorker(b, "--root", root, "--include", "**")
+			text, pages := s.readWhole(b, "big.txt")
+			if text != string(tc.body) {
+				b.Fatalf("joined chunks (%d bytes) differ from the file (%d bytes)", len(text), len(tc.body))
+			}
+			b.SetBytes(int64(len(tc.body)))
+			b.ResetTimer()
+			for range b.N {
+				if _, p := s.readWhole(b, "big.txt"); p != pages {
+					b.Fatalf("%d pages, first read took %d", p, pages)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(pages), "pages")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(pages), "ns/page")
+		})
+	}
+}
+
+// rawWorker is a worker process spoken to in JSON-RPC lines.
+type rawWorker struct {
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func startRawWorker(b *testing.B, args ...string) *rawWorker {
+	b.Helper()
+	cmd := exec.Command(workerBin, args...)
+	cmd.Env = []string{}
+	cmd.Stderr = &testWriter{t: b}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	return &rawWorker{in: in, out: bufio.NewReaderSize(out, 1<<20)}
+}
+
+type rawPage struct {
+	Result struct {
+		IsError           bool `json:"isError"`
+		StructuredContent struct {
+			Items      []chunkItem `json:"items"`
+			NextCursor *string     `json:"next_cursor"`
+		} `json:"structuredContent"`
+	} `json:"result"`
+	Error json.RawMessage `json:"error"`
+}
+
+// call sends one tools/call and decodes the page it answers.
+func (w *rawWorker) call(b *testing.B, tool string, args map[string]any) *rawPage {
+	b.Helper()
+	w.id++
+	argb, err := json.Marshal(args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(w.in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":%q,"arguments":%s}}`+"\n", w.id, newMeta, tool, argb)
+	line, err := w.out.ReadBytes('\n')
+	if err != nil {
+		b.Fatalf("reading the response: %v", err)
+	}
+	var p rawPage
+	if err := json.Unmarshal(line, &p); err != nil || p.Error != nil || p.Result.IsError {
+		b.Fatalf("%s failed: %v %.300s", tool, err, line)
+	}
+	return &p
+}
+
+func (w *rawWorker) readWhole(b *testing.B, path string) (string, int) {
+	var sb strings.Builder
+	args := map[string]any{"path": path}
+	for pages := 1; ; pages++ {
+		p := w.call(b, "read_text_file", args)
+		for _, c := range p.Result.StructuredContent.Items {
+			sb.WriteString(c.Text)
+		}
+		next := p.Result.StructuredContent.NextCursor
+		if next == nil {
+			return sb.String(), pages
+		}
+		args = map[string]any{"path": path, "cursor": *next}
+	}
+}
