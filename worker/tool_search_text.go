@@ -76,7 +76,8 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 		if pos.State != state {
 			return nil, toolErrorf("%v", cursor.ErrChanged)
 		}
-		if pos.File < 0 || pos.File > len(files) || pos.Offset < 0 {
+		if pos.File < 0 || pos.File > len(files) || pos.Offset < 0 || pos.Line < 0 ||
+			(pos.File < len(files) && pos.Offset > files[pos.File].id.Size) {
 			return nil, toolErrorf("%v", cursor.ErrInvalid)
 		}
 	}
