@@ -65,10 +65,16 @@ func (t *clientTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		cancel()
 		return nil, fmt.Errorf("wire: open session stream: %w", err)
 	}
-	return newConn(cs, func() {
-		_ = cs.CloseSend()
+	c := newConn(cs, nil)
+	c.onClose = func() {
+		// gRPC forbids CloseSend concurrently with SendMsg: cancelling
+		// first unblocks a send in progress, then the lock waits it out.
 		cancel()
-	}), nil
+		c.sendMu.Lock()
+		_ = cs.CloseSend()
+		c.sendMu.Unlock()
+	}
+	return c, nil
 }
 
 // connTransport hands out an already-open connection once.
@@ -118,7 +124,7 @@ func (c *conn) receive() {
 			} else {
 				r.err = fmt.Errorf("wire: receive: %w", err)
 			}
-		} else if r.msg, err = jsonrpc.DecodeMessage(frame.Value); err != nil {
+		} else if r.msg, err = jsonl.Decode(frame.Value); err != nil {
 			r.err = fmt.Errorf("wire: decode message: %w", err)
 		}
 		select {
