@@ -137,7 +137,7 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 		c.reject(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported")
 		return nil
 	}
-	msg, err := jsonrpc.DecodeMessage(line)
+	msg, err := Decode(line)
 	if err != nil {
 		c.reject(requestID(line), jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message")
 		return nil

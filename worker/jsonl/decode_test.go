@@ -1,0 +1,97 @@
+package jsonl
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// TestDecodeAgreesWithSDK holds Decode to jsonrpc.DecodeMessage: the same
+// message, or an error from both.
+func TestDecodeAgreesWithSDK(t *testing.T) {
+	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,{"b":"\u00e9\n"}]}}}`,
+		`{"jsonrpc":"2.0","id":"s-1","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+		`{"jsonrpc":"2.0","id":7,"method":""}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"items":[]}}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad","data":{"k":1}}}`,
+		`{"jsonrpc":"2.0","id":7.5,"method":"x"}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"1.0","id":1,"method":"x"}`,
+		`{"JSONRPC":"2.0","id":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"x"}`,
+		`{"jsonrpc":"2.0","id":[1],"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":3}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":` + deep + `}`,
+		`[1]`,
+		`"text"`,
+	} {
+		want, wantErr := jsonrpc.DecodeMessage([]byte(line))
+		got, gotErr := Decode([]byte(line))
+		if (wantErr != nil) != (gotErr != nil) {
+			t.Errorf("%.80s: Decode error %v, SDK error %v", line, gotErr, wantErr)
+			continue
+		}
+		if wantErr == nil && !reflect.DeepEqual(normal(got), normal(want)) {
+			t.Errorf("%.80s: Decode = %#v, SDK = %#v", line, got, want)
+		}
+	}
+}
+
+// normal compacts raw fields so that equal JSON compares equal.
+func normal(m jsonrpc.Message) jsonrpc.Message {
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		c := *m
+		c.Params = []byte(strings.TrimSpace(string(c.Params)))
+		return &c
+	case *jsonrpc.Response:
+		c := *m
+		c.Result = []byte(strings.TrimSpace(string(c.Result)))
+		return &c
+	}
+	return m
+}
+
+// TestDecodeCopies: the decoded message does not alias the input, which
+// the transport reuses for the next line.
+func TestDecodeCopies(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"p":"v"}}`)
+	msg, err := Decode(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range line {
+		line[i] = ' '
+	}
+	if req := msg.(*jsonrpc.Request); req.Method != "m" || string(req.Params) != `{"p":"v"}` {
+		t.Fatalf("decoded message changed with its input: %#v", req)
+	}
+}
+
+// FuzzDecodeAgreesWithSDK: on any input, Decode and the SDK both fail or
+// decode the same message. (Decode also refuses data after the message,
+// which the SDK ignores; the transport has refused such lines before.)
+func FuzzDecodeAgreesWithSDK(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`, `{"jsonrpc":"2.0","id":"a","result":{}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`, `{"jsonrpc":"2.0"}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		want, wantErr := jsonrpc.DecodeMessage(data)
+		got, gotErr := Decode(data)
+		if (wantErr != nil) != (gotErr != nil) {
+			t.Fatalf("%q: Decode error %v, SDK error %v", data, gotErr, wantErr)
+		}
+		if wantErr == nil && !reflect.DeepEqual(normal(got), normal(want)) {
+			t.Fatalf("%q: Decode = %#v, SDK = %#v", data, got, want)
+		}
+	})
+}
