@@ -44,6 +44,13 @@ func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 func (c *drainConn) pump() {
 	for {
 		msg, err := c.inner.Read(context.Background())
+		if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
+			// Calls the relay path takes, and cancellations of them,
+			// never reach the SDK server.
+			if c.s.takeCall(c, req) || c.s.takeCancel(req) {
+				continue
+			}
+		}
 		c.in <- readResult{msg, err}
 		if err != nil {
 			return

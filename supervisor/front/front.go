@@ -32,6 +32,10 @@ type Root interface {
 type Server struct {
 	MCP *mcp.Server
 
+	impl    *mcp.Implementation
+	routes  map[string]route
+	relayed relayed
+
 	grace     time.Duration
 	stopped   chan struct{}
 	stopOnce  sync.Once
@@ -48,7 +52,7 @@ func ToolName(root, tool string) string { return root + "_" + tool }
 // New builds the front server over roots, in their order. grace bounds how
 // long a stop waits for requests in flight.
 func New(impl *mcp.Implementation, roots []Root, grace time.Duration) (*Server, error) {
-	s := &Server{MCP: profile.New(impl, ""), grace: grace, stopped: make(chan struct{})}
+	s := &Server{MCP: profile.New(impl, ""), impl: impl, routes: map[string]route{}, grace: grace, stopped: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	seen := map[string]bool{}
 	for _, r := range roots {
@@ -58,6 +62,7 @@ func New(impl *mcp.Implementation, roots []Root, grace time.Duration) (*Server, 
 				return nil, fmt.Errorf("front: tool name %s is produced twice; rename a root", name)
 			}
 			seen[name] = true
+			s.routes[name] = route{r, t.Name}
 			ft := *t
 			ft.Name = name
 			ft.Description = "[" + r.Name() + "] " + t.Description

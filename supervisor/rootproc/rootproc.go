@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
+	"github.com/fsmcp/fsmcp/supervisor/relay"
 	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
@@ -72,6 +73,7 @@ type Proc struct {
 	failedN int
 	client  *plugin.Client
 	session *mcp.ClientSession
+	relay   *relay.Relay // calls, on a second stream of the same worker
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the current session ends
 	tools   []*mcp.Tool
@@ -113,6 +115,17 @@ func (p *Proc) Session() (*mcp.ClientSession, error) {
 	defer p.mu.Unlock()
 	if p.state == Ready && p.session != nil {
 		return p.session, nil
+	}
+	return nil, p.stateErrorLocked()
+}
+
+// Relay returns the live call relay to the worker, or an error naming the
+// root and its state.
+func (p *Proc) Relay() (*relay.Relay, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == Ready && p.relay != nil {
+		return p.relay, nil
 	}
 	return nil, p.stateErrorLocked()
 }
@@ -233,13 +246,19 @@ func (p *Proc) launch(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("connect MCP session: %w", err))
 	}
+	calls, err := wc.Transport().Connect(cctx)
+	if err != nil {
+		session.Close()
+		return fail(fmt.Errorf("open the call stream: %w", err))
+	}
+	rl := relay.New(calls)
 	exited := make(chan struct{})
 	go func() {
 		_ = session.Wait()
 		close(exited)
 	}()
 	p.mu.Lock()
-	p.client, p.session, p.cmd, p.exited = client, session, cmd, exited
+	p.client, p.session, p.relay, p.cmd, p.exited = client, session, rl, cmd, exited
 	if p.state != Failed && p.state != Stopped {
 		p.state = Ready
 	}
@@ -268,9 +287,12 @@ func (p *Proc) pluginLogger() hclog.Logger {
 // its pid and how it exited ("" when there was none).
 func (p *Proc) kill() (pid int, status string) {
 	p.mu.Lock()
-	client, session, cmd := p.client, p.session, p.cmd
-	p.client, p.session = nil, nil
+	client, session, rl, cmd := p.client, p.session, p.relay, p.cmd
+	p.client, p.session, p.relay = nil, nil, nil
 	p.mu.Unlock()
+	if rl != nil {
+		_ = rl.Close()
+	}
 	if session != nil {
 		_ = session.Close()
 	}
