@@ -97,6 +97,26 @@ func (c *benchClock) perOp(b *testing.B, per int, unit string) {
 	}
 }
 
+// benchRoundTrips is how many calls one operation of a round-trip
+// benchmark makes on each side, one batch per side, so that -benchtime 3x
+// still times hundreds of calls (a few under -short) while the batches of
+// the two sides alternate within a fraction of a second.
+func benchRoundTrips() int {
+	if testing.Short() {
+		return 10
+	}
+	return 100
+}
+
+// benchRepeat is fn n times over.
+func benchRepeat(n int, fn func()) func() {
+	return func() {
+		for range n {
+			fn()
+		}
+	}
+}
+
 // benchServer opens a session on a root: over stdio to the built
 // fsmcp-worker (the figures of record) or in this process (for profiling).
 // refs says whether the benchmark also runs its references.

@@ -11,7 +11,7 @@ package e2e
 //	BenchmarkSearchText/files=N     whole-tree search_text, rare literal x-rg, x-rg-j1
 //	BenchmarkSearchText200MB/...    the same over ~200 MB in 2,000 files x-rg, x-rg-j1
 //	BenchmarkRead12MB/...           read_text_file to the end, MB/s      x-readfile
-//	BenchmarkReadRoundTrip          one 1-chunk read_text_file           x-ping, x-readfile
+//	BenchmarkReadRoundTrip          1-chunk read_text_file calls         x-ping, x-readfile
 //
 // N is 2k, 20k and 100k (only 2k under -short). The search and walk
 // references get the same answer as the fsmcp side, checked before timing.
@@ -287,15 +287,16 @@ func benchTrimLine(text []byte, n int) []byte {
 	return text
 }
 
-// BenchmarkReadRoundTrip: one read_text_file call answering a ~1 KiB file
-// in one chunk. References: an MCP ping on the same session (the transport
-// floor of a round trip) and os.ReadFile of the file.
+// BenchmarkReadRoundTrip: read_text_file calls answering a ~1 KiB file in
+// one chunk, benchRoundTrips of them per operation; ns/call is one call.
+// References, in batches as many: an MCP ping on the same session (the
+// transport floor of a round trip) and os.ReadFile of the file.
 func BenchmarkReadRoundTrip(b *testing.B) {
 	body := strings.Repeat("0123456789abcdef fsmcp one-chunk page line\n", 24)[:1000] + "\n"
 	root := tree(b, map[string]string{"page.txt": body})
 	cs := worker(b, root, "--include", "**")
 	args := map[string]any{"path": "page.txt"}
-	check := func() {
+	read := func() {
 		if items, next := benchCall(b, cs, "read_text_file", args); len(items) != 1 || next != "" {
 			b.Fatalf("want one chunk and no cursor, got %d items, cursor %q", len(items), next)
 		}
@@ -306,20 +307,20 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for range 20 {
-		check()
-		ping()
+	readFile := func() {
+		if _, err := os.ReadFile(filepath.Join(root, "page.txt")); err != nil {
+			b.Fatal(err)
+		}
 	}
+	n := benchRoundTrips()
+	benchRepeat(20, func() { read(); ping() })()
 	var c benchClock
 	b.ResetTimer()
 	for range b.N {
-		c.measure(check)
-		c.reference(b, "ping", ping)
-		c.reference(b, "readfile", func() {
-			if _, err := os.ReadFile(filepath.Join(root, "page.txt")); err != nil {
-				b.Fatal(err)
-			}
-		})
+		c.measure(benchRepeat(n, read))
+		c.reference(b, "ping", benchRepeat(n, ping))
+		c.reference(b, "readfile", benchRepeat(n, readFile))
 	}
 	c.report(b)
+	c.perOp(b, n, "ns/call")
 }

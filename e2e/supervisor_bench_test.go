@@ -2,8 +2,8 @@ package e2e
 
 // Supervisor benchmarks, each against the worker alone in the same loop:
 //
-//	BenchmarkSupervisorHop           1-chunk read_text_file via the supervisor  x-worker
-//	BenchmarkSupervisorStartup/roots=N  spawn to tools/list answered, N roots   x-worker
+//	BenchmarkSupervisorHop              1-chunk read_text_file calls via the supervisor  x-worker
+//	BenchmarkSupervisorStartup/roots=N  spawn to tools/list answered, N roots            x-worker
 //
 // N is 1, 8 and 32 (1 and 8 under -short).
 
@@ -20,9 +20,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// BenchmarkSupervisorHop: a one-chunk read_text_file round trip through the
-// supervisor (ns/op) against the same worker binary serving the same root
-// on stdio alone (worker-ns/op), alternating which goes first.
+// BenchmarkSupervisorHop: one-chunk read_text_file round trips through the
+// supervisor, benchRoundTrips per operation (ns/call is one), against the
+// same worker binary serving the same root on stdio alone, in batches as
+// many, alternating which batch goes first.
 func BenchmarkSupervisorHop(b *testing.B) {
 	bins := buildSupervisorBins(b)
 	file, dir := exampleManifest(b, "reader-writer.yaml", "workspace", "outbox")
@@ -30,17 +31,11 @@ func BenchmarkSupervisorHop(b *testing.B) {
 	sup := startSupervisor(b, file, bins.worker)
 	alone := connectWorkerAlone(b, bins.worker, "--root", filepath.Join(dir, "workspace"), "--include", "**", "--tools", "read", "--name", "reader")
 	args := map[string]any{"path": "page.txt"}
-	once := func(s *mcp.ClientSession, tool string) {
-		if res := callTool(b, s, tool, args); res.IsError {
-			b.Fatalf("%s: %s", tool, resultText(res))
-		}
-	}
-	viaSupervisor := func() { once(sup.session, "reader_read_text_file") }
-	workerAlone := func() { once(alone, "read_text_file") }
-	for range 20 {
-		workerAlone()
-		viaSupervisor()
-	}
+	n := benchRoundTrips()
+	viaSupervisor := benchRepeat(n, func() { benchCall(b, sup.session, "reader_read_text_file", args) })
+	workerAlone := benchRepeat(n, func() { benchCall(b, alone, "read_text_file", args) })
+	workerAlone()
+	viaSupervisor()
 	var c benchClock
 	b.ResetTimer()
 	for i := range b.N {
@@ -53,6 +48,7 @@ func BenchmarkSupervisorHop(b *testing.B) {
 		}
 	}
 	c.report(b)
+	c.perOp(b, n, "ns/call")
 }
 
 // BenchmarkSupervisorStartup: the time from spawning the supervisor on an
