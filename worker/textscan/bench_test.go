@@ -105,3 +105,9 @@ func BenchmarkScanPaged(b *testing.B) {
 // BenchmarkScanCommon reports many lines (a common word), exercising line
 // location and evidence.
 func BenchmarkScanCommon(b *testing.B) { benchScan(b, []string{"Handler"}, false) }
+
+// BenchmarkScanRareCommonFirst: a rare term whose first byte is common in
+// code (bytes.Index anchors on the first byte; the scanner on the rarest).
+func BenchmarkScanRareCommonFirst(b *testing.B) {
+	benchScan(b, []string{"fsmcpRareNeedle_83afq"}, false)
+}

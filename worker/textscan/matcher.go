@@ -100,7 +100,7 @@ var upper = func() (t [256]byte) {
 }()
 
 // freq is a rough frequency rank of bytes in source code and prose; the
-// rarest byte of a term is used as the memchr anchor for folded search.
+// rarest byte of a term is the memchr anchor the search looks for first.
 var freq = func() (t [256]uint16) {
 	for i := range t {
 		switch {
@@ -134,7 +134,7 @@ var freq = func() (t [256]uint16) {
 type term struct {
 	b    []byte // the term, lower-cased when folding
 	s    string // string(b)
-	rare int    // index of the anchor byte (folded search)
+	rare int    // index of the anchor byte
 	c1   byte   // anchor byte, lower case
 	c2   byte   // anchor byte, other case (== c1 for non-letters)
 }

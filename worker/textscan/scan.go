@@ -27,7 +27,7 @@ const none = math.MaxInt
 
 type termState struct {
 	next   int // cached next match start, valid while >= the search origin
-	p1, p2 int // cached next positions of the anchor bytes (folded search)
+	p1, p2 int // cached next positions of the anchor bytes
 }
 
 // Scanner scans files for a Matcher's terms, reusing its buffers across
@@ -297,14 +297,18 @@ func (s *Scanner) findTerm(i int, buf []byte, from int) int {
 	if from+n > len(buf) {
 		return none
 	}
-	if !s.m.fold {
-		if j := bytes.Index(buf[from:], t.b); j >= 0 {
-			return from + j
-		}
-		return none
-	}
 	st := &s.st[i]
+	start, fails := from, 0
 	for {
+		if !s.m.fold && fails > 4+(from-start)>>4 {
+			// The anchor byte is common here: bytes.Index copes with
+			// that (it falls back to a rolling hash) and the anchor
+			// loop does not.
+			if j := bytes.Index(buf[from:], t.b); j >= 0 {
+				return from + j
+			}
+			return none
+		}
 		q := from + t.rare
 		if from+n > len(buf) {
 			return none
@@ -326,10 +330,11 @@ func (s *Scanner) findTerm(i int, buf []byte, from int) int {
 		if at+n > len(buf) {
 			return none
 		}
-		if foldEq(buf[at:at+n], t.b) {
+		if s.m.fold && foldEq(buf[at:at+n], t.b) || !s.m.fold && bytes.Equal(buf[at:at+n], t.b) {
 			return at
 		}
 		from = at + 1
+		fails++
 	}
 }
 

@@ -465,6 +465,9 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte("café\nCAFÉ\x00\xff\n"), "CAFÉ", true, uint16(1), false)
 	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\naab"), "aab|b", false, uint16(7), true)
 	f.Add([]byte(strings.Repeat("xé", 100)+"\nx"), "x|é", false, uint16(0), true)
+	// The anchor byte (x) everywhere, the term nowhere until the end: the
+	// case-sensitive search gives up on the anchor and uses bytes.Index.
+	f.Add([]byte(strings.Repeat("x", 600)+"xa\n"+strings.Repeat("xx\n", 50)+"xa"), "xa", false, uint16(100), false)
 	f.Fuzz(func(t *testing.T, text []byte, spec string, fold bool, budget uint16, small bool) {
 		var terms []string
 		for _, tm := range strings.Split(spec, "|") {
