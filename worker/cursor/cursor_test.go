@@ -126,3 +126,58 @@ func mustNew(t *testing.T, key []byte, root string) *Codec {
 	}
 	return c
 }
+
+// FuzzDecodeEdit issues a cursor for a fuzzed body and edits it at one
+// place (a byte replaced, inserted or deleted): the issued spelling
+// decodes to the body under its own scope only, and every other spelling
+// is refused, whatever a lenient base64 decoder would make of it.
+func FuzzDecodeEdit(f *testing.F) {
+	c := &Codec{key: make([]byte, MinKeyBytes), root: "r"}
+	scope := Scope{Tool: "t", Args: map[string]any{"path": "a"}}
+	f.Add(3, "x", uint16(0), byte('A'), uint8(0))
+	f.Add(0, "", uint16(9999), byte('='), uint8(1))
+	f.Add(-1, "état", uint16(5), byte('-'), uint8(2))
+	f.Add(1<<40, strings.Repeat("z", 300), uint16(40), byte('_'), uint8(0))
+	f.Fuzz(func(t *testing.T, n int, s string, pos uint16, b byte, op uint8) {
+		// Bodies are the server's own JSON; keep them valid UTF-8 so they
+		// round-trip.
+		want := body{N: n, S: strings.ToValidUTF8(s, "?")}
+		tok, err := c.Encode(scope, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got body
+		if len(tok) <= MaxLen {
+			if err := c.Decode(tok, scope, &got); err != nil || got != want {
+				t.Fatalf("issued cursor refused: %v", err)
+			}
+		}
+		for _, other := range []Scope{{Tool: "u", Args: scope.Args}, {Tool: "t", Args: map[string]any{"path": "b"}}} {
+			if c.Decode(tok, other, &got) == nil {
+				t.Fatalf("cursor accepted under scope %+v", other)
+			}
+		}
+		i := int(pos) % (len(tok) + 1)
+		var edited string
+		switch op % 3 {
+		case 0:
+			if i == len(tok) {
+				i--
+			}
+			edited = tok[:i] + string(b) + tok[i+1:]
+		case 1:
+			edited = tok[:i] + string(b) + tok[i:]
+		default:
+			if i == len(tok) {
+				i--
+			}
+			edited = tok[:i] + tok[i+1:]
+		}
+		if edited == tok {
+			return
+		}
+		if err := c.Decode(edited, scope, &got); err != ErrInvalid {
+			t.Fatalf("edited cursor %q (from %q) accepted: %v", edited, tok, err)
+		}
+	})
+}

@@ -231,10 +231,10 @@ func TestDrainAtEndOfInput(t *testing.T) {
 	}
 }
 
-// FuzzDecode: a line is delivered as one message, or answered with exactly
+// FuzzLine: a line is delivered as one message, or answered with exactly
 // one JSON-RPC error (-32700 or -32600) whose id is null, a string or an
 // integer, or (blank) ignored.
-func FuzzDecode(f *testing.F) {
+func FuzzLine(f *testing.F) {
 	for _, s := range []string{listReq(1), "not json", "[]", "42", `{"jsonrpc":"2.0","id":{}}`, `{"jsonrpc":"2.0","id":"x","method":`, " ", `{"id":1e400,"jsonrpc":"2.0"}`, `{"id":1.5}`} {
 		f.Add([]byte(s))
 	}

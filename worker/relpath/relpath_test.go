@@ -1,6 +1,8 @@
 package relpath
 
 import (
+	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,26 +64,62 @@ func TestWithin(t *testing.T) {
 	}
 }
 
+// FuzzClean holds Clean to the contract from both sides: what it accepts
+// is returned unchanged, already clean by path.Clean, local by
+// filepath.IsLocal (no climb, not absolute, no drive or reserved name
+// trick), within the size limits and free of backslash and NUL; and what
+// it refuses breaks one of those rules, so nothing valid is turned away.
 func FuzzClean(f *testing.F) {
-	for _, s := range []string{"", ".", "a/b", "../x", "/abs", `a\b`, "a//b", "C:/"} {
+	for _, s := range []string{"", ".", "a/b", "../x", "/abs", `a\b`, "a//b", "C:/", "..", "a/..", "a/../b", "./a", "a/.",
+		"...", "a/.../b", "..a", "a..", ". a", "a\x00", "c:", "ab:c", "a/b:", "C:x", "//", "/..", "a/", "~/x", "%2e%2e",
+		"\u2025", "\uff0e\uff0e/x", strings.Repeat("a", 255), strings.Repeat("a", 256), strings.Repeat("ab/", 1365) + "a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
 		got, err := Clean(p)
 		if err != nil {
+			// Refused: it must break a rule.
+			if p != "" && p != "." && len(p) <= MaxPathBytes && path.Clean(p) == p && filepath.IsLocal(p) &&
+				!strings.ContainsAny(p, "\\\x00") && !(len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0])) && !longSegment(p) {
+				t.Fatalf("Clean(%q) refused a valid path: %v", p, err)
+			}
+			return
+		}
+		if p == "." {
+			p = ""
+		}
+		if got != p {
+			t.Fatalf("Clean(%q) = %q; an accepted path is returned as given", p, got)
+		}
+		if got == "" {
 			return
 		}
 		again, err := Clean(got)
 		if err != nil || again != got {
 			t.Fatalf("Clean is not idempotent on %q: %q, %v", got, again, err)
 		}
-		if got == "" {
-			return
+		if path.Clean(got) != got || !filepath.IsLocal(got) || len(got) > MaxPathBytes || longSegment(got) ||
+			strings.ContainsAny(got, "\\\x00") || (got[1%len(got)] == ':' && isASCIILetter(got[0])) {
+			t.Fatalf("Clean(%q) accepted a path that breaks the contract", p)
 		}
 		for seg := range strings.SplitSeq(got, "/") {
-			if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, "\\\x00") {
+			if seg == "" || seg == "." || seg == ".." {
 				t.Fatalf("Clean(%q) = %q holds a bad segment %q", p, got, seg)
 			}
 		}
+		// Below the root means below it: joined to a root, the path stays
+		// there.
+		if j := filepath.Join("/root", got); !strings.HasPrefix(j, "/root/") {
+			t.Fatalf("Clean(%q) accepted a path that joins to %q", p, j)
+		}
 	})
+}
+
+func longSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if len(seg) > MaxSegmentBytes {
+			return true
+		}
+	}
+	return false
 }
