@@ -102,11 +102,21 @@ type result struct {
 
 func call(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) *result {
 	t.Helper()
+	r, err := tryCall(cs, tool, args)
+	if err != nil {
+		t.Fatalf("%s(%.200v): %v", tool, args, err)
+	}
+	return r
+}
+
+// tryCall is call for goroutines other than the test's: a failed call is
+// returned rather than ending the test.
+func tryCall(cs *mcp.ClientSession, tool string, args map[string]any) (*result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		t.Fatalf("%s(%v): %v", tool, args, err)
+		return nil, err
 	}
 	r := &result{raw: res, isError: res.IsError}
 	if len(res.Content) > 0 {
@@ -119,7 +129,7 @@ func call(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any)
 		json.Unmarshal(b, &r.page)
 		json.Unmarshal(b, &r.obj)
 	}
-	return r
+	return r, nil
 }
 
 // ok calls a tool that must succeed.
