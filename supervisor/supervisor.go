@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -77,6 +78,12 @@ func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = NewLogger(o.Stderr, DefaultLogLevel)
 	}
+	// Signals are caught from the start: run.SignalHandler would subscribe
+	// only once the group runs, after the front may already have answered,
+	// and a SIGTERM in between would kill the supervisor outright.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	m, err := Load(o.Manifest, lookup)
 	if err != nil {
 		return err
@@ -125,8 +132,15 @@ func Run(ctx context.Context, o Options) error {
 		g.Add(func() error { return p.Run(pctx) }, func(error) { cancel() })
 	}
 	{
-		execute, interrupt := run.SignalHandler(ctx, os.Interrupt, syscall.SIGTERM)
-		g.Add(execute, interrupt)
+		sctx, cancel := context.WithCancel(ctx)
+		g.Add(func() error {
+			select {
+			case sig := <-sigs:
+				return run.SignalError{Signal: sig}
+			case <-sctx.Done():
+				return sctx.Err()
+			}
+		}, func(error) { cancel() })
 	}
 	err = g.Run()
 	var sig run.SignalError
