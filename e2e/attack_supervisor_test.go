@@ -236,3 +236,30 @@ func TestAttackSupervisorCrashLoop(t *testing.T) {
 	t.Logf("figures: supervisor crash loop: %d SIGKILLs of one root + 1 of another under 8 parallel callers; calls %s; slowest %s; at most %d live workers; 0 zombies",
 		kills, &counts, slowest.Round(time.Millisecond), maxLive)
 }
+
+// TestAttackSupervisorEarlySignal sends SIGTERM the moment the supervisor
+// has answered its first request, again and again: it always stops
+// cleanly (exit 0, no worker left). Before signals were caught from the
+// start, about one in seven such stops killed it outright.
+func TestAttackSupervisorEarlySignal(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	file, _ := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
+	const runs = 6
+	for i := range runs {
+		p := startSupervisor(t, file, bins.worker)
+		workers := p.workerPIDs(t)
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		if code := p.wait(t, 15*time.Second); code != 0 {
+			t.Fatalf("run %d: exit %d after an early SIGTERM; stderr:\n%s", i, code, p.stderr)
+		}
+		eventually(t, 5*time.Second, "the workers to stop", func() bool {
+			for _, w := range workers {
+				if alive(w) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	t.Logf("figures: early SIGTERM: %d runs, all exit 0 with no worker left", runs)
+}
