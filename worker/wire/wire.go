@@ -34,10 +34,18 @@ var Handshake = plugin.HandshakeConfig{
 // could be reached by a 1 MiB write whose text is heavily escaped).
 const MaxFrameBytes = 64 << 20
 
+// windowBytes is the HTTP/2 flow-control window of the stream and the
+// connection. Setting it turns off gRPC's bandwidth estimation, whose
+// pings otherwise ride along with the frames of every call.
+const windowBytes = 4 << 20
+
 // DialOptions are the gRPC dial options the supervisor passes to go-plugin
 // so its side accepts frames up to MaxFrameBytes too.
 func DialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxFrameBytes), grpc.MaxCallSendMsgSize(MaxFrameBytes))}
+	return []grpc.DialOption{
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxFrameBytes), grpc.MaxCallSendMsgSize(MaxFrameBytes)),
+		grpc.WithInitialWindowSize(windowBytes), grpc.WithInitialConnWindowSize(windowBytes),
+	}
 }
 
 // Launched reports whether the process was started by a go-plugin host with
@@ -73,7 +81,8 @@ func Serve(srv *mcp.Server) error {
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &Plugin{MCP: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxFrameBytes), grpc.MaxSendMsgSize(MaxFrameBytes))...)
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxFrameBytes), grpc.MaxSendMsgSize(MaxFrameBytes),
+				grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes))...)
 		},
 		Logger: logger,
 	})
