@@ -211,6 +211,10 @@ func TestSupervisorCheck(t *testing.T) {
 	if code, out, errOut := cliRun(t, dir, []string{}, supervisorBin, append([]string{"check"}, names...)...); code != 0 || out != "" || errOut != "" {
 		t.Errorf("check %v: exit %d, stdout %q, stderr %q; want 0 and silence", names, code, out, errOut)
 	}
+	// In place too: the repository ships the example roots' folders.
+	if code, out, errOut := cliRun(t, filepath.Join("..", "manifests"), []string{}, supervisorBin, append([]string{"check"}, names...)...); code != 0 || out != "" || errOut != "" {
+		t.Errorf("check %v in manifests/: exit %d, stdout %q, stderr %q; want 0 and silence", names, code, out, errOut)
+	}
 
 	writeFile(t, filepath.Join(dir, "colour.yaml"), "version: 1\nroots:\n  - name: a\n    path: workspace\n    colour: red\n    include: ['**']\n    tools: read\n")
 	writeFile(t, filepath.Join(dir, "nowhere.yaml"), "version: 1\nroots:\n  - name: a\n    path: nowhere\n    include: ['**']\n    tools: read\n")
