@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
-	"github.com/fsmcp/fsmcp/worker/cursor"
 )
 
 // digestCache remembers content digests by physical identity, so a file
@@ -64,8 +63,8 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, id.Size)); err != nil {
 		return "", toolErrorf("cannot read the file to bind its cursor")
 	}
-	if after, err := confine.Fstat(f); err != nil || after != id {
-		return "", toolErrorf("%v", cursor.ErrChanged)
+	if err := changedSince(f, id); err != nil {
+		return "", err
 	}
 	d := hex.EncodeToString(h.Sum(nil))
 	r.digests.put(id, d)

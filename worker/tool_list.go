@@ -143,13 +143,12 @@ func (r *Root) searchFiles(ctx context.Context, a searchFilesArgs) (*pageResult,
 		return nil, err
 	}
 	defer s.d.Close()
-	m, w, dir, d, scope, limit := s.m, s.w, s.dir, s.d, s.scope, s.limit
 	var all [][]byte
-	err = w.eachFile(d, dir, func(_ *confine.Dir, path, _ string, _ *confine.Identity) error {
+	err = s.w.eachFile(s.d, s.dir, func(_ *confine.Dir, path, _ string, _ *confine.Identity) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if m.MatchString(path) {
+		if s.m.MatchString(path) {
 			b, _ := json.Marshal(pathItem{Path: path})
 			all = append(all, b)
 		}
@@ -158,7 +157,7 @@ func (r *Root) searchFiles(ctx context.Context, a searchFilesArgs) (*pageResult,
 	if err != nil {
 		return nil, err
 	}
-	return r.pageOf(scope, a.Cursor, all, limit)
+	return r.pageOf(s.scope, a.Cursor, all, s.limit)
 }
 
 // pageOf serves one page of a complete, ordered result set, binding the

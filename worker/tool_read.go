@@ -174,8 +174,8 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	}
 	// Identity checked again after the read: a change meanwhile fails the
 	// page rather than tearing it.
-	if after, err := confine.Fstat(f); err != nil || after != id {
-		return nil, toolErrorf("%v", cursor.ErrChanged)
+	if err := changedSince(f, id); err != nil {
+		return nil, err
 	}
 	return &pageResult{fitter: fit, next: next, hash: sha256Hex(buf[:served])}, nil
 }

@@ -42,11 +42,10 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 		return nil, err
 	}
 	defer s.d.Close()
-	m, w, dir, d, scope, limit := s.m, s.w, s.dir, s.d, s.scope, s.limit
 
 	// Inventory the scope: every page binds the state of all of it.
 	var files []scopedFile
-	err = w.eachFile(d, dir, func(d *confine.Dir, path, name string, st *confine.Identity) error {
+	err = s.w.eachFile(s.d, s.dir, func(d *confine.Dir, path, name string, st *confine.Identity) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -70,7 +69,7 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 	}
 	var pos textCursor
 	if a.Cursor != "" {
-		if err := r.codec.Decode(a.Cursor, scope, &pos); err != nil {
+		if err := r.codec.Decode(a.Cursor, s.scope, &pos); err != nil {
 			return nil, toolErrorf("%v", err)
 		}
 		if pos.State != state {
@@ -83,7 +82,7 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 	}
 
 	fit := newFitter(r.lim.MaxResultBytes)
-	sc := textscan.NewScanner(m)
+	sc := textscan.NewScanner(s.m)
 	budget := r.lim.MaxScanBytes
 	full := false
 	for pos.File < len(files) && budget > 0 && !full {
@@ -92,7 +91,7 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 		}
 		sf := files[pos.File]
 		next, done, stopped, err := r.scanFile(sc, sf, &pos, &budget, func(mt textscan.Match) bool {
-			if len(fit.items) >= limit {
+			if len(fit.items) >= s.limit {
 				return false
 			}
 			b, _ := json.Marshal(textItem{Path: sf.path, Line: mt.Line, Text: mt.Text})
@@ -116,7 +115,7 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 	var nextTok *string
 	if pos.File < len(files) {
 		pos.State = state
-		tok, err := r.codec.Encode(scope, pos)
+		tok, err := r.codec.Encode(s.scope, pos)
 		if err != nil {
 			return nil, err
 		}
@@ -157,8 +156,8 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 		return next, false, false, readFailure(f, id, sf.path)
 	}
 	*budget -= scanned
-	if after, err := confine.Fstat(f); err != nil || after != id {
-		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
+	if err := changedSince(f, id); err != nil {
+		return next, false, false, err
 	}
 	if refused != nil {
 		return textscan.Position{Offset: refused.Offset, Line: refused.Line}, false, true, nil
@@ -170,10 +169,21 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 // changed (say, truncated) since it was opened reads short, and that is the
 // changed-state error, not a read failure.
 func readFailure(f *os.File, id confine.Identity, path string) error {
+	if err := changedSince(f, id); err != nil {
+		return err
+	}
+	return toolErrorf("cannot read %q", path)
+}
+
+// changedSince is the changed-state error when the open file f no longer
+// has the identity id it was opened with (or cannot be stat'ed), else nil.
+// Checked after reading, it turns a concurrent change into a refusal
+// instead of a torn answer.
+func changedSince(f *os.File, id confine.Identity) error {
 	if after, err := confine.Fstat(f); err != nil || after != id {
 		return toolErrorf("%v", cursor.ErrChanged)
 	}
-	return toolErrorf("cannot read %q", path)
+	return nil
 }
 
 // scopeState digests what a text-search cursor binds: every in-scope path
