@@ -105,11 +105,17 @@ func (s *Server) forward(r Root, tool string) mcp.ToolHandler {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		}
-		if se := r.StateError(); se != nil {
-			return toolError(fmt.Sprintf("root %s: its worker stopped during the call (%v)", r.Name(), se)), nil
-		}
-		return toolError(fmt.Sprintf("root %s: the call to its worker failed: %v", r.Name(), err)), nil
+		return callFailed(r, err), nil
 	}
+}
+
+// callFailed is the tool error for a call to r's worker that failed with
+// err: the root's state when it has one (its worker died), else err.
+func callFailed(r Root, err error) *mcp.CallToolResult {
+	if se := r.StateError(); se != nil {
+		return toolError(fmt.Sprintf("root %s: its worker stopped during the call (%v)", r.Name(), se))
+	}
+	return toolError(fmt.Sprintf("root %s: the call to its worker failed: %v", r.Name(), err))
 }
 
 func (s *Server) enter() bool {

@@ -3,8 +3,6 @@ package front
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,13 +40,12 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	if req.Method != "tools/call" || !req.IsCall() {
 		return false
 	}
-	var p struct {
-		Name string `json:"name"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil {
+	var p map[string]json.RawMessage
+	var name string
+	if json.Unmarshal(req.Params, &p) != nil || json.Unmarshal(p["name"], &name) != nil {
 		return false
 	}
-	rt, ok := s.routes[p.Name]
+	rt, ok := s.routes[name]
 	if !ok {
 		return false
 	}
@@ -60,7 +57,9 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	if err != nil || !s.enter() {
 		return false
 	}
-	params, err := renameCall(req.Params, rt.tool)
+	// The worker's own name for the tool; arguments and _meta as sent.
+	p["name"], _ = json.Marshal(rt.tool)
+	params, err := json.Marshal(p)
 	if err != nil {
 		return false
 	}
@@ -119,33 +118,11 @@ func (s *Server) relayAnswer(ctx context.Context, r Root, resp *jsonrpc.Response
 		// As the SDK answers a call cancelled in its handler.
 		return &jsonrpc.Response{Error: &jsonrpc.Error{Message: context.Canceled.Error()}}
 	}
-	msg := fmt.Sprintf("root %s: the call to its worker failed: %v", r.Name(), err)
-	if se := r.StateError(); se != nil || errors.Is(err, relay.ErrClosed) {
-		if se == nil {
-			se = fmt.Errorf("root %s is restarting after its worker exited; try again shortly", r.Name())
-		}
-		msg = fmt.Sprintf("root %s: its worker stopped during the call (%v)", r.Name(), se)
-	}
-	res := toolError(msg)
+	res := callFailed(r, err)
 	res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: s.impl}
 	b, merr := json.Marshal(res)
 	if merr != nil {
 		return &jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}}
 	}
 	return &jsonrpc.Response{Result: b}
-}
-
-// renameCall returns tools/call params naming tool instead of the front
-// name, the rest (arguments, _meta) as the host sent it.
-func renameCall(params json.RawMessage, tool string) (json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(params, &m); err != nil {
-		return nil, err
-	}
-	name, err := json.Marshal(tool)
-	if err != nil {
-		return nil, err
-	}
-	m["name"] = name
-	return json.Marshal(m)
 }
