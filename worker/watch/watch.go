@@ -1,0 +1,192 @@
+//go:build linux
+
+// Package watch tells whether anything in a set of watched files and
+// directories has changed since each was watched, through one inotify(7)
+// instance.
+//
+// A Set answers one question, Changed, and forgets everything once the answer
+// is yes: the caller then builds what it derived from the watched objects
+// anew, watching them again as it reads them. Every object must be watched
+// before it is read, so that a change made after the read is always queued.
+//
+// A full watch reports every change to the object and, for a directory, to
+// its entries (an entry created, deleted, renamed, written, truncated or
+// with changed attributes). A file is watched as well as its directory, so
+// that a write through a hard link elsewhere is reported too. A watch along
+// one entry is for an ancestor of a watched tree: only a change to that
+// entry (created, deleted, renamed) or to the directory itself counts, so a
+// sibling's activity leaves the tree alone.
+//
+// What inotify does not see, a Set does not see either: writes through a
+// shared memory mapping (until the writer closes the file), and changes made
+// by another machine to a network filesystem.
+package watch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnavailable is returned when the process cannot watch (no inotify, no
+// /proc/self/fd, or the watch limit reached): the caller does without.
+var ErrUnavailable = errors.New("change notification is not available")
+
+const (
+	// dirMask is what a directory's watch reports: its entries created,
+	// deleted, renamed, written, truncated or with changed attributes, and
+	// the directory itself deleted or moved.
+	dirMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+		unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	// fileMask is what a file's watch reports, whatever path the change
+	// came through.
+	fileMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	// alongMask is what a watch along one entry listens to.
+	alongMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+)
+
+// Set is a set of watches. It is not safe for concurrent use.
+type Set struct {
+	fd  int // inotify instance; -1 before the first watch and after a change
+	max int // most watches at once
+	// wds maps each watch to the one entry that counts, "" for all.
+	wds map[int32]string
+	buf [16 << 10]byte
+}
+
+// New returns an empty Set that holds at most max watches.
+func New(max int) *Set {
+	return &Set{fd: -1, max: max}
+}
+
+// Len is the number of watches the Set holds.
+func (s *Set) Len() int { return len(s.wds) }
+
+// Changed reports whether any watched object changed since it was watched.
+// After a true answer, or an error, the Set is empty again.
+func (s *Set) Changed() (bool, error) {
+	if s.fd < 0 {
+		return false, nil
+	}
+	changed, err := s.drain()
+	if changed || err != nil {
+		s.reset()
+	}
+	return changed, err
+}
+
+// Close forgets every watch and releases the inotify instance.
+func (s *Set) Close() { s.reset() }
+
+func (s *Set) reset() {
+	if s.fd >= 0 {
+		unix.Close(s.fd)
+	}
+	s.fd, s.wds = -1, nil
+}
+
+// drain reads the queued events and reports whether one of them counts.
+func (s *Set) drain() (bool, error) {
+	changed := false
+	for {
+		n, err := unix.Read(s.fd, s.buf[:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return changed, nil
+		case err != nil:
+			return false, fmt.Errorf("read change notifications: %w", err)
+		case n <= 0:
+			return changed, nil
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&s.buf[off]))
+			name := s.buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			changed = changed || s.counts(ev, name)
+		}
+	}
+}
+
+// counts reports whether the event ev (with the entry name it carries)
+// invalidates what the Set watches.
+func (s *Set) counts(ev *unix.InotifyEvent, name []byte) bool {
+	along, ok := s.wds[ev.Wd]
+	if !ok || along == "" {
+		// A full watch, or no watch at all: IN_Q_OVERFLOW (events
+		// lost) or a watch gone.
+		return true
+	}
+	if ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED) != 0 {
+		return true
+	}
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return string(name) == along
+}
+
+// Dir watches the directory open as dirfd.
+func (s *Set) Dir(dirfd int) error {
+	return s.add(procPath(dirfd, ""), dirMask|unix.IN_ONLYDIR, "")
+}
+
+// Along watches the directory open as dirfd for changes to its entry name
+// and to itself only.
+func (s *Set) Along(dirfd int, name string) error {
+	return s.add(procPath(dirfd, ""), alongMask|unix.IN_ONLYDIR, name)
+}
+
+// File watches the entry name of the directory open as dirfd, without
+// following a symbolic link there.
+func (s *Set) File(dirfd int, name string) error {
+	return s.add(procPath(dirfd, name), fileMask|unix.IN_DONT_FOLLOW, "")
+}
+
+func procPath(fd int, name string) string {
+	p := "/proc/self/fd/" + strconv.Itoa(fd)
+	if name != "" {
+		p += "/" + name
+	}
+	return p
+}
+
+func (s *Set) add(path string, mask uint32, along string) error {
+	if s.fd < 0 {
+		fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+		if err != nil {
+			return ErrUnavailable
+		}
+		s.fd, s.wds = fd, map[int32]string{}
+	}
+	if len(s.wds) >= s.max {
+		return ErrUnavailable
+	}
+	// IN_MASK_ADD: an object watched twice (a directory that is both a
+	// scope and another scope's ancestor) listens to both masks.
+	wd, err := unix.InotifyAddWatch(s.fd, path, mask|unix.IN_MASK_ADD)
+	switch err {
+	case nil:
+	case unix.ENOSPC, unix.ENOMEM, unix.EACCES, unix.EPERM, unix.ENOENT:
+		return ErrUnavailable
+	default:
+		return fmt.Errorf("watch: %w", err)
+	}
+	w := int32(wd)
+	prev, seen := s.wds[w]
+	switch {
+	case !seen:
+		s.wds[w] = along
+	case prev != along:
+		s.wds[w] = "" // watched in two ways: every event counts
+	}
+	return nil
+}
