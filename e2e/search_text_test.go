@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -494,6 +496,13 @@ func TestSearchTextCursorBinding(t *testing.T) {
 	for _, e := range edits {
 		t.Run(e.name, func(t *testing.T) {
 			cs, root, tok := first(t)
+			// A second page, whose scope the worker may have kept since
+			// the first: the edit must be seen all the same.
+			r := ok(t, cs, "search_text", with(tok))
+			if r.page.NextCursor == nil {
+				t.Fatal("no cursor after the second page")
+			}
+			tok = *r.page.NextCursor
 			e.edit(root)
 			if e.survive {
 				hits, _, _ := searchAll(t, cs, with(tok), 48000)
@@ -503,6 +512,123 @@ func TestSearchTextCursorBinding(t *testing.T) {
 				return
 			}
 			fails(t, cs, "search_text", with(tok), changed)
+		})
+	}
+}
+
+// TestSearchTextNestedScope pages through a scope two levels down and then
+// changes the tree, for each kind of change a worker must notice between
+// pages: the first page scans one.txt whole and stops inside two.txt, the
+// second goes on inside two.txt, and the change then touches only what is
+// behind the cursor (one.txt, or the directories on the way down), never
+// the file the next page resumes in. A change beside the way down leaves
+// the cursor good.
+func TestSearchTextNestedScope(t *testing.T) {
+	pad := strings.Repeat("padding line of no interest to the search\n", 100) // 4.3 KB
+	one := pad + "needle one\n" + pad
+	two := strings.Repeat(pad+"needle two\n", 20) // 87 KB
+	files := map[string]string{
+		"a/b/one.txt": one,
+		"a/b/two.txt": two,
+		"a/side.txt":  "needle\n",
+		"top.txt":     "needle\n",
+	}
+	args := map[string]any{"query": "needle", "path": "a/b", "limit": 1000}
+	at := func(root, p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
+	for _, e := range []struct {
+		name    string
+		edit    func(t *testing.T, root string)
+		survive bool
+	}{
+		{"beside the way down", func(t *testing.T, root string) {
+			os.WriteFile(at(root, "a/side.txt"), []byte("changed needle\n"), 0o644)
+			os.WriteFile(at(root, "a/new.txt"), []byte("needle\n"), 0o644)
+			os.Mkdir(at(root, "a/c"), 0o755)
+			os.WriteFile(at(root, "top.txt"), []byte("x"), 0o644)
+		}, true},
+		{"scope renamed away and back", func(t *testing.T, root string) {
+			os.Rename(at(root, "a/b"), at(root, "a/b2"))
+			os.Rename(at(root, "a/b2"), at(root, "a/b"))
+		}, true}, // the same directory and files: the same state
+		{"scanned file rewritten", func(t *testing.T, root string) {
+			os.WriteFile(at(root, "a/b/one.txt"), []byte(strings.Replace(one, "needle", "NEEDLE", 1)), 0o644)
+		}, false},
+		// A write through a hard link outside the root reaches the file
+		// without going through its directory.
+		{"scanned file written through a hard link outside the root", func(t *testing.T, root string) {
+			link := filepath.Join(t.TempDir(), "link")
+			if err := os.Link(at(root, "a/b/one.txt"), link); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(link, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte("N"), int64(len(pad))); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"scanned file's mode changed", func(t *testing.T, root string) {
+			os.Chmod(at(root, "a/b/one.txt"), 0o600)
+		}, false},
+		{"scanned file's mtime changed", func(t *testing.T, root string) {
+			os.Chtimes(at(root, "a/b/one.txt"), time.Time{}, time.Unix(1e9, 0))
+		}, false},
+		{"file added deeper in scope", func(t *testing.T, root string) {
+			os.MkdirAll(at(root, "a/b/deep"), 0o755)
+			os.WriteFile(at(root, "a/b/deep/x.txt"), []byte("x"), 0o644)
+		}, false},
+		// The way down replaced: a new a/b holding the very file the
+		// cursor resumes in (a hard link, same identity) and a different
+		// one.txt.
+		{"ancestor replaced", func(t *testing.T, root string) {
+			if err := os.Rename(at(root, "a"), at(root, "a-old")); err != nil {
+				t.Fatal(err)
+			}
+			os.MkdirAll(at(root, "a/b"), 0o755)
+			os.WriteFile(at(root, "a/b/one.txt"), []byte("needle elsewhere\n"), 0o644)
+			if err := os.Link(at(root, "a-old/b/two.txt"), at(root, "a/b/two.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(e.name, func(t *testing.T) {
+			root := tree(t, files)
+			cs := worker(t, root, "--include", "**", "--max-scan-bytes", "16384")
+			tok := ""
+			var seen []textHit
+			for range 2 {
+				a := maps.Clone(args)
+				if tok != "" {
+					a["cursor"] = tok
+				}
+				r := ok(t, cs, "search_text", a)
+				if r.page.NextCursor == nil {
+					t.Fatal("no cursor")
+				}
+				tok = *r.page.NextCursor
+				seen = append(seen, items[textHit](t, r)...)
+			}
+			if len(seen) < 2 || seen[0].Path != "a/b/one.txt" || seen[len(seen)-1].Path != "a/b/two.txt" {
+				t.Fatalf("the first two pages found %v; want one.txt's match and then two.txt's", seen)
+			}
+			e.edit(t, root)
+			a := maps.Clone(args)
+			a["cursor"] = tok
+			if !e.survive {
+				fails(t, cs, "search_text", a, changed)
+				return
+			}
+			hits, _, _ := searchAll(t, cs, a, 48000)
+			if len(hits) == 0 {
+				t.Fatal("no hits after resuming")
+			}
+			for _, h := range hits {
+				if h.Path != "a/b/two.txt" {
+					t.Fatalf("hit %v after resuming in a/b/two.txt", h)
+				}
+			}
 		})
 	}
 }

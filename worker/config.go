@@ -89,6 +89,7 @@ type Root struct {
 	mask     toolset.Mask
 	warnings []string
 	digests  *digestCache
+	inv      *inventories
 }
 
 // Warnings are the operator notes the configuration earned (a root that
@@ -99,7 +100,10 @@ func (r *Root) Warnings() []string { return r.warnings }
 func (r *Root) Name() string { return r.cfg.Name }
 
 // Close releases the root's descriptor.
-func (r *Root) Close() error { return r.dir.Close() }
+func (r *Root) Close() error {
+	r.inv.close()
+	return r.dir.Close()
+}
 
 // Deterministic reports whether cursors use a stable key and content digests.
 func (r *Root) Deterministic() bool { return r.cfg.CursorKey != nil }
@@ -187,7 +191,7 @@ func Open(cfg Config) (*Root, error) {
 		}
 		return nil, configErrorf("--root %q cannot be opened as a directory", cfg.Root)
 	}
-	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask}
+	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask, inv: newInventories(maxWatches)}
 	if cfg.CursorKey != nil {
 		r.digests = newDigestCache(int(cfg.Limits.MaxFiles))
 	}

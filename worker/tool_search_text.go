@@ -43,30 +43,12 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 	}
 	defer s.d.Close()
 
-	// Inventory the scope: every page binds the state of all of it.
-	var files []scopedFile
-	err = s.w.eachFile(s.d, s.dir, func(d *confine.Dir, path, name string, st *confine.Identity) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if st != nil {
-			files = append(files, scopedFile{path, *st})
-			return nil
-		}
-		id, err := d.Stat(name)
-		if err != nil || id.Kind() != confine.KindFile {
-			return nil
-		}
-		files = append(files, scopedFile{path, id})
-		return nil
-	})
+	// Every page binds the state of the whole scope.
+	inv, err := r.scopeInventory(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	state, err := r.scopeState(files)
-	if err != nil {
-		return nil, err
-	}
+	files, state := inv.files, inv.state
 	var pos textCursor
 	if a.Cursor != "" {
 		if err := r.codec.Decode(a.Cursor, s.scope, &pos); err != nil {

@@ -8,12 +8,16 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/relpath"
+	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
 // walk is one traversal of the root, with its ceilings.
 type walk struct {
 	r                    *Root
 	files, dirs, entries int64
+	// watch, when set, gets every directory the walk reads and every file
+	// entry it hands out, each before it is read (see inventories).
+	watch *watch.Set
 }
 
 func (r *Root) newWalk() *walk { return &walk{r: r} }
@@ -123,6 +127,9 @@ func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Ide
 // eachFile calls fn for every served file below dir (open as d), in path
 // order, with the file's identity when the walk has already read it.
 func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string, id *confine.Identity) error) error {
+	if w.watch != nil && d.Watch(w.watch) != nil {
+		w.watch = nil
+	}
 	es, err := w.readDir(d, dir)
 	if err != nil {
 		return err
@@ -158,6 +165,19 @@ func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path
 		}
 	}
 	return nil
+}
+
+// watchEntry adds d's entry name to the walk's watch set, if it has one,
+// and reports whether it did; a watch that cannot be added ends watching.
+func (w *walk) watchEntry(d *confine.Dir, name string) bool {
+	if w.watch == nil {
+		return false
+	}
+	if d.WatchEntry(w.watch, name) != nil {
+		w.watch = nil
+		return false
+	}
+	return true
 }
 
 // holdsServedFile reports whether the directory d at dir holds a served file

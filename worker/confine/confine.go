@@ -30,6 +30,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
 // Sentinel errors. Errors returned by this package satisfy errors.Is with
@@ -761,4 +763,64 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// Watch adds d to the change-notification set s.
+func (d *Dir) Watch(s *watch.Set) error {
+	fd, err := d.h.acquire()
+	if err != nil {
+		return pathErr("watch", d.rel, err)
+	}
+	defer d.h.release()
+	return s.Dir(fd)
+}
+
+// WatchEntry adds d's entry name (one component, not followed if it
+// is a symlink) to the change-notification set s.
+func (d *Dir) WatchEntry(s *watch.Set, name string) error {
+	if !validName(name) {
+		return fmt.Errorf("watch: %w", errInvalidPath)
+	}
+	fd, err := d.h.acquire()
+	if err != nil {
+		return pathErr("watch", joinRel(d.rel, name), err)
+	}
+	defer d.h.release()
+	return s.File(fd, name)
+}
+
+// WatchAlong adds the root directory to the change-notification set s for
+// changes to its entry name (and to itself) only.
+func (r *Root) WatchAlong(s *watch.Set, name string) error {
+	fd, err := r.h.acquire()
+	if err != nil {
+		return pathErr("watch", "", err)
+	}
+	defer r.h.release()
+	return s.Along(fd, name)
+}
+
+// WatchAlong adds d to the change-notification set s for changes to its
+// entry name (and to d itself) only.
+func (d *Dir) WatchAlong(s *watch.Set, name string) error {
+	fd, err := d.h.acquire()
+	if err != nil {
+		return pathErr("watch", d.rel, err)
+	}
+	defer d.h.release()
+	return s.Along(fd, name)
+}
+
+// Identity returns the Identity of d itself.
+func (d *Dir) Identity() (Identity, error) {
+	fd, err := d.h.acquire()
+	if err != nil {
+		return Identity{}, pathErr("stat", d.rel, err)
+	}
+	defer d.h.release()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Identity{}, pathErr("stat", d.rel, err)
+	}
+	return identityOf(&st), nil
 }

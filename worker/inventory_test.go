@@ -1,0 +1,147 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// searchPages follows search_text's cursors from the start and returns
+// the items' evidence in order.
+func searchPages(t *testing.T, r *Root, query string) []string {
+	t.Helper()
+	a := searchTextArgs{Query: query}
+	var got []string
+	for range 1000 {
+		p, err := r.searchText(context.Background(), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range p.fitter.items {
+			got = append(got, string(it))
+		}
+		if p.next == nil {
+			return got
+		}
+		a.Cursor = *p.next
+	}
+	t.Fatal("no end after 1000 pages")
+	return nil
+}
+
+// TestInventoryCache pages through the same tree with the cache, with a
+// watch limit too small for the scope (every page walks) and after a
+// change: the answers agree, and only the first root keeps the scope.
+func TestInventoryCache(t *testing.T) {
+	dir := t.TempDir()
+	line := strings.Repeat("x", 100) + " needle\n"
+	for i := range 6 {
+		p := filepath.Join(dir, fmt.Sprintf("d%d", i%2), fmt.Sprintf("f%d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Repeat(line, 200)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func(watches int) *Root {
+		lim := DefaultLimits
+		lim.MaxScanBytes = 16384
+		r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.inv = newInventories(watches)
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	cached, walked := open(maxWatches), open(3)
+	want := searchPages(t, walked, "needle")
+	if len(want) != 6*200 {
+		t.Fatalf("%d matches, want %d", len(want), 6*200)
+	}
+	if got := searchPages(t, cached, "needle"); !slices.Equal(got, want) {
+		t.Fatal("the cached root answered differently from the walking one")
+	}
+	if n := len(cached.inv.scopes); n != 1 {
+		t.Fatalf("the cached root keeps %d scopes, want 1", n)
+	}
+	if n := len(walked.inv.scopes); n != 0 {
+		t.Fatalf("the root without enough watches keeps %d scopes, want 0", n)
+	}
+	if n := cached.inv.set.Len(); n != 2+1+6 {
+		t.Fatalf("%d watches, want 9 (3 directories, 6 files)", n)
+	}
+
+	// A change drops the cache; the next search sees it.
+	if err := os.WriteFile(filepath.Join(dir, "d0", "f0.txt"), []byte("needle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want = searchPages(t, walked, "needle")
+	if len(want) != 5*200+1 {
+		t.Fatalf("%d matches after the change, want %d", len(want), 5*200+1)
+	}
+	if got := searchPages(t, cached, "needle"); !slices.Equal(got, want) {
+		t.Fatal("the cached root missed the change")
+	}
+}
+
+// TestInventorySwappedScope swaps the scope directory after the call
+// opened it and before its inventory is taken: the inventory the call
+// walks is of the directory it opened, but it is not kept, since no watch
+// saw the swap and a kept one would fail every later page.
+func TestInventorySwappedScope(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a/d/one.txt", "a/e/two.txt"} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("needle\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(Config{Root: dir, Include: []string{"**"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, tc := range []struct {
+		name string
+		swap func()
+	}{
+		{"scope", func() {
+			os.Rename(filepath.Join(dir, "a/d"), filepath.Join(dir, "a/x"))
+			os.Rename(filepath.Join(dir, "a/e"), filepath.Join(dir, "a/d"))
+		}},
+		{"ancestor", func() {
+			os.Rename(filepath.Join(dir, "a"), filepath.Join(dir, "b"))
+			os.MkdirAll(filepath.Join(dir, "a/d"), 0o755)
+			os.WriteFile(filepath.Join(dir, "a/d/three.txt"), []byte("needle\n"), 0o644)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := r.openSearch("search_text", searchTextArgs{Query: "needle", Path: "a/d"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.d.Close()
+			before := s.d
+			tc.swap()
+			inv, err := r.scopeInventory(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.d != before || len(inv.files) != 1 {
+				t.Fatalf("inventory %+v", inv.files)
+			}
+			if n := len(r.inv.scopes); n != 0 {
+				t.Fatalf("the root keeps %d scopes after a swap no watch saw, want 0", n)
+			}
+		})
+	}
+}
