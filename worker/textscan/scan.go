@@ -33,10 +33,13 @@ type termState struct {
 // Scanner scans files for a Matcher's terms, reusing its buffers across
 // calls. It is not safe for concurrent use.
 type Scanner struct {
-	m   *Matcher
-	st  []termState
-	buf []byte // file bytes [off, off+len(buf))
-	off int64
+	m  *Matcher
+	st []termState
+	an []anchor // each term's anchor byte, tuned on the first data scanned
+	// tuned is set once an[] has been chosen from data.
+	tuned bool
+	buf   []byte // file bytes [off, off+len(buf))
+	off   int64
 
 	chunk   int // usual read size (readChunk; smaller in tests)
 	maxLine int // MaxLineBytes (smaller in tests)
@@ -44,9 +47,14 @@ type Scanner struct {
 
 // NewScanner returns a Scanner for m.
 func NewScanner(m *Matcher) *Scanner {
+	an := make([]anchor, len(m.terms))
+	for i, t := range m.terms {
+		an[i] = anchor{t.rare, t.c1, t.c2}
+	}
 	return &Scanner{
 		m:       m,
 		st:      make([]termState, len(m.terms)),
+		an:      an,
 		chunk:   readChunk,
 		maxLine: MaxLineBytes,
 	}
@@ -197,6 +205,9 @@ func (s *Scanner) extend(r io.ReaderAt, size, cur int64) (region []byte, giant b
 // '\n' unless it is the last line of the file. It returns the bytes and
 // lines consumed, and stop=true if emit asked to stop.
 func (s *Scanner) lines(region []byte, base int64, line int, emit func(Match) bool) (consumed, lines int, stop bool) {
+	if !s.tuned {
+		s.tune(region)
+	}
 	s.reset()
 	p := 0 // start of the current line
 	for p < len(region) {
@@ -267,6 +278,49 @@ func (s *Scanner) window(r io.ReaderAt, size, a int64, line int, first bool, emi
 	return next, line + 1, true, stop, nil
 }
 
+// anchor is the byte of a term the scan looks for first: its index in the
+// term, and the byte in both cases (the same twice unless folding a letter).
+type anchor struct {
+	rare   int
+	c1, c2 byte
+}
+
+// tuneSample is how many bytes of the first data scanned choose the anchors.
+const tuneSample = 16 << 10
+
+// tune chooses each term's anchor from the opening bytes of data: the byte
+// of the term that occurs there least often, the matcher's static guess
+// breaking ties. The static guess alone fails on text whose letter
+// frequencies are not English prose's: code is full of "q" in "req", or
+// of capitals, and a common anchor sends the scan from one false start
+// to the next.
+func (s *Scanner) tune(data []byte) {
+	if len(data) < 1024 {
+		return // too little to tell; try again with the next region
+	}
+	s.tuned = true
+	var hist [256]int
+	for _, c := range data[:min(len(data), tuneSample)] {
+		hist[c]++
+	}
+	for i, t := range s.m.terms {
+		best := -1
+		for j, c := range t.b {
+			n, f := hist[c], int(freq[c])
+			if c2 := upper[c]; s.m.fold && c2 != c {
+				n, f = n+hist[c2], f+int(freq[c2])
+			}
+			if score := n<<16 + f; best < 0 || score < best {
+				best = score
+				s.an[i] = anchor{j, c, c}
+				if s.m.fold {
+					s.an[i].c2 = upper[c]
+				}
+			}
+		}
+	}
+}
+
 // reset invalidates the cached term positions before a new region.
 func (s *Scanner) reset() {
 	for i := range s.st {
@@ -309,24 +363,25 @@ func (s *Scanner) findTerm(i int, buf []byte, from int) int {
 			}
 			return none
 		}
-		q := from + t.rare
+		an := &s.an[i]
+		q := from + an.rare
 		if from+n > len(buf) {
 			return none
 		}
 		if st.p1 < q {
-			st.p1 = indexByteFrom(buf, q, t.c1)
+			st.p1 = indexByteFrom(buf, q, an.c1)
 		}
 		c := st.p1
-		if t.c2 != t.c1 {
+		if an.c2 != an.c1 {
 			if st.p2 < q {
-				st.p2 = indexByteFrom(buf, q, t.c2)
+				st.p2 = indexByteFrom(buf, q, an.c2)
 			}
 			c = min(c, st.p2)
 		}
 		if c == none {
 			return none
 		}
-		at := c - t.rare
+		at := c - an.rare
 		if at+n > len(buf) {
 			return none
 		}

@@ -508,3 +508,40 @@ func refContains(text []byte, terms []string, fold bool) bool {
 	}
 	return false
 }
+
+// TestTuneAnchor: in text where the static guess for the rarest byte of a
+// term is common ("q" in code full of "req"), the scanner anchors on a
+// byte the text lacks, and still reports exactly the matching lines.
+func TestTuneAnchor(t *testing.T) {
+	var text []byte
+	for i := range 2000 {
+		text = append(text, "\treq := resp.Req(ctx)\n"...)
+		if i == 1500 {
+			text = append(text, "\tlog.Print(\"req_Needle\")\n"...)
+		}
+	}
+	for _, fold := range []bool{false, true} {
+		m, err := NewMatcher([]string{"req_needle"}, fold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewScanner(m)
+		var got []Match
+		_, _, done, err := s.Scan(bytes.NewReader(text), int64(len(text)), Position{}, 1<<30, func(mt Match) bool {
+			got = append(got, mt)
+			return true
+		})
+		if err != nil || !done {
+			t.Fatal(done, err)
+		}
+		if want := 1; fold && len(got) != want || !fold && len(got) != 0 {
+			t.Fatalf("fold=%v: %d matches %v", fold, len(got), got)
+		}
+		if fold && got[0].Line != 1502 {
+			t.Fatalf("match on line %d, want 1502", got[0].Line)
+		}
+		if a := s.an[0]; m.terms[0].b[a.rare] != '_' {
+			t.Fatalf("fold=%v: anchored on %q, want '_'", fold, m.terms[0].b[a.rare])
+		}
+	}
+}
