@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 
 	"github.com/fsmcp/fsmcp/supervisor"
 	"github.com/fsmcp/fsmcp/worker"
@@ -44,7 +45,23 @@ one fsmcp-worker process per root.
                     block mapping each tool); --name sets the entry's key (fsmcp)
 `
 
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	oneProc()
+	os.Exit(run(os.Args[1:], pollable(os.Stdin, os.O_RDONLY), pollable(os.Stdout, os.O_WRONLY), os.Stderr))
+}
+
+// oneProc runs Go code on one thread at a time (GOMAXPROCS=1) unless the
+// environment sets GOMAXPROCS. The supervisor only relays: each call is a
+// chain of goroutine hand-offs (stdin reader, gRPC stream, gRPC writer,
+// stdout), and with a second P idle every hand-off wakes another thread
+// that finds nothing to do, which costs more than the hand-off itself.
+// With one P the next goroutine runs on the same thread. Start-up, where
+// the supervisor generates one TLS key per root, measured no slower.
+func oneProc() {
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		runtime.GOMAXPROCS(1)
+	}
+}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -168,6 +169,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	srv := worker.NewServer(root, nil)
 	if wire.Launched() {
+		// Under the supervisor the worker shares the machine with one
+		// worker per root, and its tools run on one goroutine at a time;
+		// a second P would only wake threads at each gRPC hand-off (see
+		// oneProc in fsmcp-supervisor). On stdio it keeps the default.
+		if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+			runtime.GOMAXPROCS(1)
+		}
 		if err := wire.Serve(srv); err != nil {
 			fmt.Fprintf(stderr, "fsmcp-worker: plugin: %v\n", err)
 			return 1
