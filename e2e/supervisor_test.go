@@ -384,7 +384,9 @@ func TestSupervisorExampleManifests(t *testing.T) {
 				var names []string
 				for _, kv := range procEnviron(pid) {
 					name, _, _ := strings.Cut(kv, "=")
-					if strings.HasPrefix(name, "PLUGIN_") || name == "FSMCP_WORKER_PLUGIN" {
+					// go-plugin's handshake, the cookie, and the call
+					// channel's descriptor number: no root's variables.
+					if strings.HasPrefix(name, "PLUGIN_") || name == "FSMCP_WORKER_PLUGIN" || name == "FSMCP_WORKER_CALLS_FD" {
 						continue
 					}
 					names = append(names, name)

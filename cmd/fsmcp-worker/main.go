@@ -176,7 +176,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 			runtime.GOMAXPROCS(1)
 		}
-		if err := wire.Serve(srv); err != nil {
+		if err := wire.Serve(srv, jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes)); err != nil {
 			fmt.Fprintf(stderr, "fsmcp-worker: plugin: %v\n", err)
 			return 1
 		}

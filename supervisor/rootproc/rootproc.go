@@ -7,6 +7,7 @@ package rootproc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/supervisor/relay"
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
@@ -73,7 +75,7 @@ type Proc struct {
 	failedN int
 	client  *plugin.Client
 	session *mcp.ClientSession
-	relay   *relay.Relay // calls, on a second stream of the same worker
+	relay   *relay.Relay // tools/call, on the worker's call channel (wire.CallsPair)
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the current session ends
 	tools   []*mcp.Tool
@@ -204,6 +206,14 @@ func (p *Proc) launch(ctx context.Context) error {
 	cmd := exec.Command(p.cfg.WorkerBin, p.cfg.Root.Args()...)
 	cmd.Env = append([]string{}, p.cfg.Env...)
 	setParentDeath(cmd)
+	// The call channel (see wire.CallsPair): the worker's end goes to it
+	// as descriptor wire.CallsFD and is closed here once it has started.
+	calls, callsRemote, err := wire.CallsPair()
+	if err != nil {
+		return &ExitError{Root: p.Name(), Code: -1, Err: err}
+	}
+	cmd.ExtraFiles = []*os.File{callsRemote}
+	cmd.Env = append(cmd.Env, wire.CallsEnvValue())
 	stderr := p.stderr()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
@@ -220,6 +230,8 @@ func (p *Proc) launch(ctx context.Context) error {
 		Logger:           p.pluginLogger(),
 	})
 	fail := func(err error) error {
+		_ = calls.Close()
+		_ = callsRemote.Close()
 		client.Kill()
 		code := -1
 		if cmd.ProcessState != nil && client.Exited() {
@@ -231,6 +243,9 @@ func (p *Proc) launch(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
+	// The worker holds its end now; the supervisor's copy would keep the
+	// channel open after the worker died.
+	_ = callsRemote.Close()
 	raw, err := rpc.Dispense(wire.PluginName)
 	if err != nil {
 		return fail(fmt.Errorf("dispense plugin: %w", err))
@@ -246,12 +261,19 @@ func (p *Proc) launch(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("connect MCP session: %w", err))
 	}
-	calls, err := wc.Transport().Connect(cctx)
+	conn, err := (&jsonl.Transport{Reader: calls, Writer: calls, MaxLine: wire.MaxFrameBytes}).Connect(cctx)
 	if err != nil {
 		session.Close()
-		return fail(fmt.Errorf("open the call stream: %w", err))
+		return fail(fmt.Errorf("open the call channel: %w", err))
 	}
-	rl := relay.New(calls)
+	rl := relay.New(conn)
+	// Any answer shows the worker serves the channel; a worker that does
+	// not would leave every relayed call waiting.
+	if _, err := rl.Call(cctx, "ping", json.RawMessage(`{}`)); err != nil {
+		_ = rl.Close()
+		session.Close()
+		return fail(fmt.Errorf("the worker does not answer on its call channel: %w", err))
+	}
 	exited := make(chan struct{})
 	go func() {
 		_ = session.Wait()

@@ -1,7 +1,9 @@
 // Package wire is the go-plugin definition shared by the supervisor and the
 // worker: the handshake, a gRPC service with one bidirectional stream whose
 // frames each carry one JSON-RPC message, and an mcp.Transport over that
-// stream for either side. One stream is one MCP session.
+// stream for either side. One stream is one MCP session. Next to it, a
+// call channel (CallsPair) carries the supervisor's relayed tools/call
+// calls as JSON lines.
 //
 // The service is described by hand (grpc.ServiceDesc) with
 // wrapperspb.BytesValue frames, so no generated code is needed.
@@ -16,6 +18,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
+
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 )
 
 // PluginName is the key of the one plugin in the plugin set.
@@ -63,14 +67,29 @@ func Plugins() plugin.PluginSet {
 
 // Serve serves srv as the plugin side of the handshake and blocks until the
 // supervisor ends the plugin. Each stream the supervisor opens is served as
-// one MCP session. Only the handshake is written to stdout; logs go to
-// stderr.
-func Serve(srv *mcp.Server) error {
+// one MCP session, and so is the call channel when the supervisor passed
+// one (see CallsPair), with lines of at most maxLine bytes (zero:
+// jsonl.DefaultMaxLine). Only the handshake is written to stdout; logs go
+// to stderr.
+func Serve(srv *mcp.Server, maxLine int) error {
 	if srv == nil {
 		return fmt.Errorf("wire: Serve needs a server")
 	}
 	if !Launched() {
 		return fmt.Errorf("wire: not launched by the supervisor (no %s in the environment)", Handshake.MagicCookieKey)
+	}
+	calls, err := Calls()
+	if err != nil {
+		return err
+	}
+	if calls != nil {
+		ss, err := srv.Connect(context.Background(), &jsonl.Transport{Reader: calls, Writer: calls, MaxLine: maxLine}, nil)
+		if err != nil {
+			return fmt.Errorf("wire: serve the call channel: %w", err)
+		}
+		// The session ends when the supervisor closes its end; the
+		// process ends with the plugin.
+		go func() { _ = ss.Wait() }()
 	}
 	logger := hclog.New(&hclog.LoggerOptions{
 		Name:   "plugin",

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/fsmcp/fsmcp/worker/wire"
 )
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, out, error) {
 			return nil, out(a), nil
 		})
-		if err := wire.Serve(srv); err != nil {
+		if err := wire.Serve(srv, 0); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -43,10 +45,15 @@ func TestMain(m *testing.M) {
 
 func startPlugin(t *testing.T) *wire.Client {
 	t.Helper()
+	return startPluginCmd(t, exec.Command(os.Args[0], "-test.run=^$"))
+}
+
+func startPluginCmd(t *testing.T, cmd *exec.Cmd) *wire.Client {
+	t.Helper()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		Plugins:          wire.Plugins(),
-		Cmd:              exec.Command(os.Args[0], "-test.run=^$"),
+		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		SkipHostEnv:      true,
@@ -118,16 +125,87 @@ func TestSessionsOverStreams(t *testing.T) {
 	}
 }
 
+// TestCallChannel: a worker given the worker end of CallsPair serves the
+// same MCP server on it as JSON lines, next to its gRPC sessions, and its
+// session there ends when the supervisor closes its end.
+func TestCallChannel(t *testing.T) {
+	local, remote, err := wire.CallsPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.ExtraFiles = []*os.File{remote}
+	cmd.Env = []string{wire.CallsEnvValue()}
+	wc := startPluginCmd(t, cmd)
+	remote.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	calls, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &jsonl.Transport{Reader: local, Writer: local}, nil)
+	if err != nil {
+		t.Fatalf("connect on the call channel: %v", err)
+	}
+	grpcSession, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, wc.Transport(), nil)
+	if err != nil {
+		t.Fatalf("connect over gRPC: %v", err)
+	}
+	for name, s := range map[string]*mcp.ClientSession{"call channel": calls, "gRPC": grpcSession} {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": name}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, _ := res.StructuredContent.(map[string]any)["text"].(string); got != name {
+			t.Errorf("%s: echo came back as %q", name, got)
+		}
+	}
+	if err := calls.Close(); err != nil {
+		t.Errorf("close the call channel: %v", err)
+	}
+	if _, err := grpcSession.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still"}}); err != nil {
+		t.Errorf("gRPC session after the call channel closed: %v", err)
+	}
+}
+
+// TestCallsRefusesNonSocket: a call channel descriptor that is not a
+// socket is an error, not a session on whatever it is.
+func TestCallsRefusesNonSocket(t *testing.T) {
+	if wire.Launched() {
+		t.Skip("cookie present")
+	}
+	t.Setenv(wire.CallsEnv, "3")
+	f, err := os.CreateTemp(t.TempDir(), "not-a-socket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A regular file at descriptor 3 for the test; what was there (if
+	// anything) comes back afterwards.
+	if saved, err := syscall.Dup(wire.CallsFD); err == nil {
+		defer func() { _ = syscall.Dup2(saved, wire.CallsFD); _ = syscall.Close(saved) }()
+	} else {
+		defer func() { _ = syscall.Close(wire.CallsFD) }()
+	}
+	if err := syscall.Dup2(int(f.Fd()), wire.CallsFD); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := wire.Calls(); err == nil {
+		t.Fatalf("Calls on a regular file = %v, want an error", c)
+	}
+	t.Setenv(wire.CallsEnv, "4")
+	if _, err := wire.Calls(); err == nil {
+		t.Fatal("Calls on descriptor 4 returned no error")
+	}
+}
+
 // TestServeRefusesWithoutCookie: Serve outside a supervisor is an error,
 // not a go-plugin banner and exit.
 func TestServeRefusesWithoutCookie(t *testing.T) {
 	if wire.Launched() {
 		t.Skip("cookie present")
 	}
-	if err := wire.Serve(profile.New(&mcp.Implementation{Name: "x", Version: "1"}, "")); err == nil {
+	if err := wire.Serve(profile.New(&mcp.Implementation{Name: "x", Version: "1"}, ""), 0); err == nil {
 		t.Fatal("Serve without the cookie returned nil")
 	}
-	if err := wire.Serve(nil); err == nil {
+	if err := wire.Serve(nil, 0); err == nil {
 		t.Fatal("Serve(nil) returned nil")
 	}
 }
