@@ -171,3 +171,21 @@ func TestFrontDuplicateNames(t *testing.T) {
 		t.Fatal("two roots producing alpha_echo were accepted")
 	}
 }
+
+// TestWorkerParams: the worker gets its own tool name and every other
+// member as the host sent it.
+func TestWorkerParams(t *testing.T) {
+	p := map[string]json.RawMessage{
+		"name":      json.RawMessage(`"reader_read_text_file"`),
+		"arguments": json.RawMessage(`{ "path" : "a\"b.txt" }`),
+		"_meta":     json.RawMessage(`{"progressToken":7}`),
+	}
+	got, err := workerParams("read_text_file", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"read_text_file","_meta":{"progressToken":7},"arguments":{ "path" : "a\"b.txt" }}`
+	if string(got) != want || !json.Valid(got) {
+		t.Errorf("workerParams = %s, want %s", got, want)
+	}
+}

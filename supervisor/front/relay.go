@@ -3,10 +3,13 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/fsmcp/fsmcp/supervisor/relay"
 )
@@ -42,7 +45,7 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	}
 	var p map[string]json.RawMessage
 	var name string
-	if json.Unmarshal(req.Params, &p) != nil || json.Unmarshal(p["name"], &name) != nil {
+	if segjson.Unmarshal(req.Params, &p) != nil || segjson.Unmarshal(p["name"], &name) != nil {
 		return false
 	}
 	rt, ok := s.routes[name]
@@ -57,9 +60,7 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	if err != nil || !s.enter() {
 		return false
 	}
-	// The worker's own name for the tool; arguments and _meta as sent.
-	p["name"], _ = json.Marshal(rt.tool)
-	params, err := json.Marshal(p)
+	params, err := workerParams(rt.tool, p)
 	if err != nil {
 		return false
 	}
@@ -81,6 +82,40 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 		_ = c.Write(context.Background(), out)
 	})
 	return true
+}
+
+// workerParams are the params of a relayed call for the worker: its own
+// name for the tool, and the other members (arguments, _meta) as the host
+// sent them, in key order. The values come from a line already decoded,
+// so they are valid JSON and are copied, not encoded again.
+func workerParams(tool string, p map[string]json.RawMessage) (json.RawMessage, error) {
+	name, err := json.Marshal(tool)
+	if err != nil {
+		return nil, fmt.Errorf("front: encode tool name: %w", err)
+	}
+	keys := make([]string, 0, len(p))
+	size := len(name) + 10
+	for k, v := range p {
+		if k != "name" {
+			keys = append(keys, k)
+			size += len(k) + len(v) + 8
+		}
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, size)
+	b = append(b, `{"name":`...)
+	b = append(b, name...)
+	for _, k := range keys {
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, fmt.Errorf("front: encode param name: %w", err)
+		}
+		b = append(b, ',')
+		b = append(b, kb...)
+		b = append(b, ':')
+		b = append(b, p[k]...)
+	}
+	return append(b, '}'), nil
 }
 
 // takeCancel forwards a host's cancellation of a relayed call, and reports

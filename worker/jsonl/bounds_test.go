@@ -231,7 +231,7 @@ func TestDrainAtEndOfInput(t *testing.T) {
 	}
 }
 
-// FuzzLine: a line is delivered as one message, or answered with exactly
+// FuzzLine: a line is delivered as one message (and is valid JSON), or answered with exactly
 // one JSON-RPC error (-32700 or -32600) whose id is null, a string or an
 // integer, or (blank) ignored.
 func FuzzLine(f *testing.F) {
@@ -250,6 +250,9 @@ func FuzzLine(f *testing.F) {
 		if msg != nil {
 			if lines != 0 {
 				t.Fatalf("%q delivered and answered", line)
+			}
+			if !json.Valid(line) {
+				t.Fatalf("%q delivered, but it is not valid JSON", line)
 			}
 			return
 		}

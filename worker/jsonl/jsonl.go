@@ -129,20 +129,22 @@ func (c *conn) receive(r *bufio.Reader, limit int) {
 // decode returns the message on line, or nil after answering a line that
 // is not one.
 func (c *conn) decode(line []byte) jsonrpc.Message {
-	if !json.Valid(line) {
+	// Decode parses the whole line, so a line it takes is valid JSON;
+	// only a refused line is checked again, to tell which error it gets.
+	if line[0] != '[' {
+		if msg, err := Decode(line); err == nil {
+			return msg
+		}
+	}
+	switch {
+	case !json.Valid(line):
 		c.reject(requestID(line), jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
-		return nil
-	}
-	if line[0] == '[' {
+	case line[0] == '[':
 		c.reject(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported")
-		return nil
-	}
-	msg, err := Decode(line)
-	if err != nil {
+	default:
 		c.reject(requestID(line), jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message")
-		return nil
 	}
-	return msg
+	return nil
 }
 
 // requestID is the id of a line that failed to decode as a message, when
@@ -339,8 +341,13 @@ func (c *conn) SessionID() string { return "" }
 
 // Encode encodes msg as one line of JSON (without the newline). A
 // successful response is assembled around its result as the SDK encoded
-// it; everything else is encoded by the SDK.
+// it, and a request with params around its params (which must be valid
+// JSON, as the SDK's or a decoded message's are); everything else is
+// encoded by the SDK.
 func Encode(msg jsonrpc.Message) ([]byte, error) {
+	if req, ok := msg.(*jsonrpc.Request); ok && len(req.Params) > 0 {
+		return encodeRequest(req)
+	}
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok || resp.Error != nil || len(resp.Result) == 0 || !resp.ID.IsValid() {
 		b, err := jsonrpc.EncodeMessage(msg)
@@ -358,5 +365,31 @@ func Encode(msg jsonrpc.Message) ([]byte, error) {
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
 	b = append(b, resp.Result...)
+	return append(b, '}'), nil
+}
+
+// encodeRequest assembles a request around its params: the SDK's encoder
+// would validate and compact them once more, which for a relayed call is
+// as much work as decoding it.
+func encodeRequest(req *jsonrpc.Request) ([]byte, error) {
+	method, err := json.Marshal(req.Method)
+	if err != nil {
+		return nil, fmt.Errorf("jsonl: encode method: %w", err)
+	}
+	b := make([]byte, 0, len(req.Params)+len(method)+64)
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if req.ID.IsValid() {
+		id, err := json.Marshal(req.ID.Raw())
+		if err != nil {
+			return nil, fmt.Errorf("jsonl: encode id: %w", err)
+		}
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	b = append(b, `"method":`...)
+	b = append(b, method...)
+	b = append(b, `,"params":`...)
+	b = append(b, req.Params...)
 	return append(b, '}'), nil
 }

@@ -23,6 +23,8 @@ func TestEncodeMatchesSDK(t *testing.T) {
 		&jsonrpc.Response{ID: id7, Error: &jsonrpc.Error{Code: -32602, Message: "bad"}},
 		&jsonrpc.Request{ID: req, Method: "tools/list", Params: json.RawMessage(`{}`)},
 		&jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":1}`)},
+		&jsonrpc.Request{ID: idS, Method: "tools/call", Params: json.RawMessage(`{"name":"t", "arguments":{"text":"\u003c\"x\""}}`)},
+		&jsonrpc.Request{ID: req, Method: "ping"},
 	} {
 		want, err := jsonrpc.EncodeMessage(msg)
 		if err != nil {
