@@ -49,10 +49,14 @@ func LooksBinary(head []byte) bool {
 
 // IsBinary reads the opening min(size, HeadBytes) bytes of r and applies
 // LooksBinary to them.
+//
+// The bytes read stay in the Scanner for a Scan of the same r from offset
+// 0 that follows at once, so a text file's head is read once, not twice.
 func (s *Scanner) IsBinary(r io.ReaderAt, size int64) (bool, error) {
-	s.buf, s.off = s.buf[:0], 0
+	s.buf, s.off, s.head = s.buf[:0], 0, nil
 	if err := s.fill(r, 0, int(min(size, HeadBytes))); err != nil {
 		return false, err
 	}
+	s.head = r
 	return LooksBinary(s.buf), nil
 }

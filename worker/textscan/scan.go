@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -40,9 +41,26 @@ type Scanner struct {
 	tuned bool
 	buf   []byte // file bytes [off, off+len(buf))
 	off   int64
+	// head is the reader whose opening bytes IsBinary left in buf, for
+	// the Scan that follows it.
+	head io.ReaderAt
 
 	chunk   int // usual read size (readChunk; smaller in tests)
 	maxLine int // MaxLineBytes (smaller in tests)
+}
+
+// bufPool holds the buffers of released Scanners, so a page's scan does
+// not allocate (and soon collect) another quarter MiB.
+var bufPool sync.Pool
+
+// Release gives the Scanner's buffer back for other Scanners to use; s
+// may still be used, and allocates anew.
+func (s *Scanner) Release() {
+	if c := cap(s.buf); c > 0 && c <= 2*(MaxLineBytes+readChunk) {
+		b := s.buf[:0]
+		bufPool.Put(&b)
+	}
+	s.buf, s.off, s.head = nil, 0, nil
 }
 
 // NewScanner returns a Scanner for m.
@@ -82,7 +100,10 @@ func (s *Scanner) Scan(r io.ReaderAt, size int64, pos Position, budget int64, em
 	if budget < size-cur {
 		limit = cur + budget
 	}
-	s.buf, s.off = s.buf[:0], cur
+	if s.head != r || cur != 0 {
+		s.buf, s.off = s.buf[:0], cur
+	}
+	s.head = nil
 
 	// win: inside a giant line, cur at a window boundary; first: that
 	// boundary is the line start.
@@ -157,6 +178,11 @@ func (s *Scanner) fill(r io.ReaderAt, off int64, n int) error {
 	have := len(s.buf)
 	if have >= n {
 		return nil
+	}
+	if cap(s.buf) == 0 {
+		if b, ok := bufPool.Get().(*[]byte); ok {
+			s.buf = (*b)[:0]
+		}
 	}
 	if cap(s.buf) < n {
 		nb := make([]byte, have, max(n, min(2*cap(s.buf), s.maxLine+s.m.maxLen+s.chunk)))
