@@ -63,7 +63,7 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, id.Size)); err != nil {
 		return "", toolErrorf("cannot read the file to bind its cursor")
 	}
-	if err := changedSince(f, id); err != nil {
+	if err := changedSince(osFile{f}, id); err != nil {
 		return "", err
 	}
 	d := hex.EncodeToString(h.Sum(nil))

@@ -174,7 +174,7 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	}
 	// Identity checked again after the read: a change meanwhile fails the
 	// page rather than tearing it.
-	if err := changedSince(f, id); err != nil {
+	if err := changedSince(osFile{f}, id); err != nil {
 		return nil, err
 	}
 	return &pageResult{fitter: fit, next: next, hash: sha256Hex(buf[:served])}, nil

@@ -65,6 +65,7 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 
 	fit := newFitter(r.lim.MaxResultBytes)
 	sc := textscan.NewScanner(s.m)
+	defer sc.Release()
 	budget := r.lim.MaxScanBytes
 	full := false
 	for pos.File < len(files) && budget > 0 && !full {
@@ -109,7 +110,7 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 // scanFile scans one file from pos within the budget. stopped reports that
 // emit refused a match; next is then that match's line.
 func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, budget *int64, emit func(textscan.Match) bool) (next textscan.Position, done, stopped bool, err error) {
-	f, id, err := r.dir.OpenFile(sf.path)
+	f, id, err := r.dir.OpenReader(sf.path)
 	if err != nil {
 		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
 	}
@@ -150,19 +151,30 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 // readFailure is the error for a failed read of the open file f: a file
 // changed (say, truncated) since it was opened reads short, and that is the
 // changed-state error, not a read failure.
-func readFailure(f *os.File, id confine.Identity, path string) error {
+func readFailure(f identified, id confine.Identity, path string) error {
 	if err := changedSince(f, id); err != nil {
 		return err
 	}
 	return toolErrorf("cannot read %q", path)
 }
 
+// identified is an open file that can tell its identity now:
+// *confine.Reader, or an *os.File as osFile.
+type identified interface {
+	Identity() (confine.Identity, error)
+}
+
+// osFile is an *os.File that tells its identity.
+type osFile struct{ *os.File }
+
+func (f osFile) Identity() (confine.Identity, error) { return confine.Fstat(f.File) }
+
 // changedSince is the changed-state error when the open file f no longer
 // has the identity id it was opened with (or cannot be stat'ed), else nil.
 // Checked after reading, it turns a concurrent change into a refusal
 // instead of a torn answer.
-func changedSince(f *os.File, id confine.Identity) error {
-	if after, err := confine.Fstat(f); err != nil || after != id {
+func changedSince(f identified, id confine.Identity) error {
+	if after, err := f.Identity(); err != nil || after != id {
 		return toolErrorf("%v", cursor.ErrChanged)
 	}
 	return nil

@@ -824,3 +824,74 @@ func (d *Dir) Identity() (Identity, error) {
 	}
 	return identityOf(&st), nil
 }
+
+// Reader is a regular file opened for reading by descriptor alone, for
+// scans that read many small files: it costs no poller registration and no
+// flag changes, only the open, an fstat and the reads.
+type Reader struct {
+	fd  int
+	rel string
+}
+
+// OpenReader opens the regular file at rel like OpenFile, returning a
+// Reader. O_NONBLOCK stays set: it is there so that opening a FIFO swapped
+// in cannot block, and it changes nothing for a regular file.
+func (r *Root) OpenReader(rel string) (*Reader, Identity, error) {
+	parts, err := splitRel(rel)
+	if err != nil {
+		return nil, Identity{}, fmt.Errorf("open: %w", err)
+	}
+	if len(parts) == 0 {
+		return nil, Identity{}, pathErr("open", rel, ErrNotRegular)
+	}
+	rootfd, err := r.h.acquire()
+	if err != nil {
+		return nil, Identity{}, pathErr("open", rel, err)
+	}
+	defer r.h.release()
+	fd, err := r.openRel(rootfd, parts, fileFlags)
+	if err != nil {
+		return nil, Identity{}, pathErr("open", rel, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, Identity{}, pathErr("stat", rel, err)
+	}
+	if modeKind(st.Mode) != KindFile {
+		unix.Close(fd)
+		return nil, Identity{}, pathErr("open", rel, ErrNotRegular)
+	}
+	return &Reader{fd: fd, rel: strings.Join(parts, "/")}, identityOf(&st), nil
+}
+
+// ReadAt reads len(p) bytes at off, as io.ReaderAt.
+func (f *Reader) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		k, err := unix.Pread(f.fd, p[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, pathErr("read", f.rel, err)
+		}
+		if k == 0 {
+			return n, io.EOF
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// Identity returns the Identity of the open file.
+func (f *Reader) Identity() (Identity, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
+		return Identity{}, pathErr("stat", f.rel, err)
+	}
+	return identityOf(&st), nil
+}
+
+// Close closes the file.
+func (f *Reader) Close() error { return unix.Close(f.fd) }
