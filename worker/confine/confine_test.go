@@ -187,6 +187,25 @@ func TestOpenFile(t *testing.T) {
 				)
 				withTimeout(t, func() { f, id, err = r.OpenFile(tt.rel) })
 				checkErr(t, err, tt.want, root, outside)
+				// OpenReader follows the same rules and reads the same.
+				var (
+					rd   *Reader
+					rdID Identity
+					rErr error
+				)
+				withTimeout(t, func() { rd, rdID, rErr = r.OpenReader(tt.rel) })
+				checkErr(t, rErr, tt.want, root, outside)
+				if rErr == nil {
+					buf := make([]byte, len(insideBytes)+1)
+					n, rerr := rd.ReadAt(buf, 0)
+					if rerr != io.EOF || string(buf[:n]) != insideBytes {
+						t.Fatalf("Reader read %q, %v", buf[:n], rerr)
+					}
+					if again, err := rd.Identity(); err != nil || again != rdID || rdID != id {
+						t.Fatalf("Reader identity %+v, %+v, %v; OpenFile's %+v", rdID, again, err, id)
+					}
+					must(t, rd.Close())
+				}
 				if err != nil {
 					if f != nil {
 						t.Fatal("non-nil file with error")
