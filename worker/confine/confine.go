@@ -430,23 +430,47 @@ func newDir(fd int, rel string) *Dir {
 // a FIFO; non-regular files are refused with ErrNotRegular and symlinks at
 // any component with ErrSymlink. The returned file's Name is rel.
 func (r *Root) OpenFile(rel string) (*os.File, Identity, error) {
+	fd, st, clean, err := r.openRegular(rel)
+	if err != nil {
+		return nil, Identity{}, err
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, Identity{}, pathErr("open", clean, err)
+	}
+	return os.NewFile(uintptr(fd), clean), identityOf(st), nil
+}
+
+// openRegular opens the regular file at rel (O_NONBLOCK still set) and
+// returns its descriptor, its fstat and rel cleaned.
+func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
 	parts, err := splitRel(rel)
 	if err != nil {
-		return nil, Identity{}, fmt.Errorf("open: %w", err)
+		return -1, nil, "", fmt.Errorf("open: %w", err)
 	}
 	if len(parts) == 0 {
-		return nil, Identity{}, pathErr("open", rel, ErrNotRegular)
+		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
 	}
 	rootfd, err := r.h.acquire()
 	if err != nil {
-		return nil, Identity{}, pathErr("open", rel, err)
+		return -1, nil, "", pathErr("open", rel, err)
 	}
 	defer r.h.release()
 	fd, err := r.openRel(rootfd, parts, fileFlags)
 	if err != nil {
-		return nil, Identity{}, pathErr("open", rel, err)
+		return -1, nil, "", pathErr("open", rel, err)
 	}
-	return finishFile(fd, strings.Join(parts, "/"))
+	clean := strings.Join(parts, "/")
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, nil, "", pathErr("stat", clean, err)
+	}
+	if modeKind(st.Mode) != KindFile {
+		unix.Close(fd)
+		return -1, nil, "", pathErr("open", clean, ErrNotRegular)
+	}
+	return fd, &st, clean, nil
 }
 
 // finishFile checks that fd is a regular file, clears O_NONBLOCK and wraps
@@ -837,32 +861,11 @@ type Reader struct {
 // Reader. O_NONBLOCK stays set: it is there so that opening a FIFO swapped
 // in cannot block, and it changes nothing for a regular file.
 func (r *Root) OpenReader(rel string) (*Reader, Identity, error) {
-	parts, err := splitRel(rel)
+	fd, st, clean, err := r.openRegular(rel)
 	if err != nil {
-		return nil, Identity{}, fmt.Errorf("open: %w", err)
+		return nil, Identity{}, err
 	}
-	if len(parts) == 0 {
-		return nil, Identity{}, pathErr("open", rel, ErrNotRegular)
-	}
-	rootfd, err := r.h.acquire()
-	if err != nil {
-		return nil, Identity{}, pathErr("open", rel, err)
-	}
-	defer r.h.release()
-	fd, err := r.openRel(rootfd, parts, fileFlags)
-	if err != nil {
-		return nil, Identity{}, pathErr("open", rel, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, Identity{}, pathErr("stat", rel, err)
-	}
-	if modeKind(st.Mode) != KindFile {
-		unix.Close(fd)
-		return nil, Identity{}, pathErr("open", rel, ErrNotRegular)
-	}
-	return &Reader{fd: fd, rel: strings.Join(parts, "/")}, identityOf(&st), nil
+	return &Reader{fd: fd, rel: clean}, identityOf(st), nil
 }
 
 // ReadAt reads len(p) bytes at off, as io.ReaderAt.
