@@ -25,19 +25,22 @@ type inventory struct {
 // long as the kernel reports no change to anything it was read from: every
 // directory walked and every file stat'ed is watched before it is read, and
 // so is the way down from the root to the scope, so any later change to
-// them queues an event, and the first event drops every cached inventory. A page whose scope is
-// cached then costs no walk; any other page walks as if nothing were
-// cached. The answers are the ones a fresh walk would give.
+// them queues an event, and the first event drops every kept inventory. A
+// page whose scope is kept then costs no walk; any other page walks as if
+// nothing were kept. The answers are the ones a fresh walk would give.
 //
 // What inotify does not report (a write through a shared memory mapping
 // before the writer closes the file, a change on a network filesystem made
 // by another machine) is still caught for each file a page opens, whose
 // identity is checked against the inventory's; a file read on an earlier
 // page and changed that way is not.
-
+//
+// One mutex covers the lookup, the walk and the keeping, so concurrent
+// text searches of one root take their inventories one at a time; their
+// scans run concurrently.
 type inventories struct {
 	mu     sync.Mutex
-	set    *watch.Set // nil: this root caches nothing
+	set    *watch.Set
 	scopes map[string]*inventory
 }
 
@@ -50,9 +53,7 @@ func newInventories(max int) *inventories {
 func (c *inventories) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.set != nil {
-		c.set.Close()
-	}
+	c.set.Close()
 	c.scopes = nil
 }
 
@@ -61,19 +62,17 @@ func (r *Root) scopeInventory(ctx context.Context, s *search) (*inventory, error
 	c := r.inv
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var set *watch.Set
-	if c.set != nil {
-		if changed, err := c.set.Changed(); changed || err != nil {
-			c.scopes = nil
-		}
-		if inv := c.scopes[s.dir]; inv != nil {
-			return inv, nil
-		}
-		if c.watchScope(r, s) {
-			set = c.set
-		}
+	if changed, err := c.set.Changed(); changed || err != nil {
+		c.scopes = nil
 	}
-	s.w.watch = set
+	if inv := c.scopes[s.dir]; inv != nil {
+		return inv, nil
+	}
+	// Watch while walking only when the scope's own watches took hold;
+	// a walk that loses its watch set (a watch refused) is not kept.
+	if c.watchScope(r, s) {
+		s.w.watch = c.set
+	}
 	files, err := r.walkScope(ctx, s)
 	if err != nil {
 		return nil, err
@@ -83,7 +82,7 @@ func (r *Root) scopeInventory(ctx context.Context, s *search) (*inventory, error
 		return nil, err
 	}
 	inv := &inventory{files: files, state: state}
-	if set != nil && s.w.watch != nil {
+	if s.w.watch != nil {
 		if c.scopes == nil {
 			c.scopes = map[string]*inventory{}
 		}
