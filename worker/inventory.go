@@ -68,8 +68,8 @@ func (r *Root) scopeInventory(ctx context.Context, s *search) (*inventory, error
 	if inv := c.scopes[s.dir]; inv != nil {
 		return inv, nil
 	}
-	// Watch while walking only when the scope's own watches took hold;
-	// a walk that loses its watch set (a watch refused) is not kept.
+	// Watch while walking only when the way to the scope is watched; a
+	// walk that loses its watch set (a watch refused) is not kept.
 	if c.watchScope(r, s) {
 		s.w.watch = c.set
 	}
@@ -91,28 +91,23 @@ func (r *Root) scopeInventory(ctx context.Context, s *search) (*inventory, error
 	return inv, nil
 }
 
-// watchScope watches s's scope directory and the way down to it, each
-// directory on the way before the next one is opened, and reports whether
-// the way now leads to the directory s opened. Without that check a scope
-// swapped for another directory before the watches took hold would be
-// cached as the old one: every later page would then fail its identity
-// checks, with no event ever queued to drop the stale inventory.
+// watchScope watches the way down from the root to s's scope, each
+// directory on it before the next one is opened, and reports whether the
+// way now leads to the directory s opened. From then on a swap anywhere on
+// the way is an event on the watch of its parent; a swap before is a
+// mismatch here. Without the check a scope swapped before the watches took
+// hold would be kept as the old one: every later page would then fail its
+// identity checks, with no event ever queued to drop the stale inventory.
+// The scope itself is watched by the walk, before it is read.
 func (c *inventories) watchScope(r *Root, s *search) bool {
-	if s.d.Watch(c.set) != nil {
-		return false
-	}
 	if s.dir == "" {
 		return true // the root itself: its descriptor never changes
 	}
-	parts := strings.Split(s.dir, "/")
-	if r.dir.WatchAlong(c.set, parts[0]) != nil {
-		return false
-	}
-	d, err := r.dir.OpenDir(parts[0])
+	d, err := r.dir.OpenDir("")
 	if err != nil {
 		return false
 	}
-	for _, p := range parts[1:] {
+	for _, p := range strings.Split(s.dir, "/") {
 		err := d.WatchAlong(c.set, p)
 		var next *confine.Dir
 		if err == nil {
