@@ -434,11 +434,7 @@ func (r *Root) OpenFile(rel string) (*os.File, Identity, error) {
 	if err != nil {
 		return nil, Identity{}, err
 	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, Identity{}, pathErr("open", clean, err)
-	}
-	return os.NewFile(uintptr(fd), clean), identityOf(st), nil
+	return blockingFile(fd, st, clean)
 }
 
 // openRegular opens the regular file at rel (O_NONBLOCK still set) and
@@ -461,35 +457,46 @@ func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
 		return -1, nil, "", pathErr("open", rel, err)
 	}
 	clean := strings.Join(parts, "/")
+	st, err := statRegular(fd, clean)
+	if err != nil {
+		return -1, nil, "", err
+	}
+	return fd, st, clean, nil
+}
+
+// statRegular returns the fstat of fd if it is a regular file, else an
+// error naming rel; it closes fd on failure.
+func statRegular(fd int, rel string) (*unix.Stat_t, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return -1, nil, "", pathErr("stat", clean, err)
+		return nil, pathErr("stat", rel, err)
 	}
 	if modeKind(st.Mode) != KindFile {
 		unix.Close(fd)
-		return -1, nil, "", pathErr("open", clean, ErrNotRegular)
+		return nil, pathErr("open", rel, ErrNotRegular)
 	}
-	return fd, &st, clean, nil
+	return &st, nil
 }
 
 // finishFile checks that fd is a regular file, clears O_NONBLOCK and wraps
 // it in an *os.File named rel. It closes fd on failure.
 func finishFile(fd int, rel string) (*os.File, Identity, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, Identity{}, pathErr("stat", rel, err)
+	st, err := statRegular(fd, rel)
+	if err != nil {
+		return nil, Identity{}, err
 	}
-	if modeKind(st.Mode) != KindFile {
-		unix.Close(fd)
-		return nil, Identity{}, pathErr("open", rel, ErrNotRegular)
-	}
+	return blockingFile(fd, st, rel)
+}
+
+// blockingFile clears O_NONBLOCK on the regular file fd and wraps it in an
+// *os.File named rel; it closes fd on failure.
+func blockingFile(fd int, st *unix.Stat_t, rel string) (*os.File, Identity, error) {
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
 		return nil, Identity{}, pathErr("open", rel, err)
 	}
-	return os.NewFile(uintptr(fd), rel), identityOf(&st), nil
+	return os.NewFile(uintptr(fd), rel), identityOf(st), nil
 }
 
 // Fstat returns the Identity of an open file.
@@ -811,17 +818,6 @@ func (d *Dir) WatchEntry(s *watch.Set, name string) error {
 	}
 	defer d.h.release()
 	return s.File(fd, name)
-}
-
-// WatchAlong adds the root directory to the change-notification set s for
-// changes to its entry name (and to itself) only.
-func (r *Root) WatchAlong(s *watch.Set, name string) error {
-	fd, err := r.h.acquire()
-	if err != nil {
-		return pathErr("watch", "", err)
-	}
-	defer r.h.release()
-	return s.Along(fd, name)
 }
 
 // WatchAlong adds d to the change-notification set s for changes to its
