@@ -162,7 +162,7 @@ func TestAttackEscapeSpellings(t *testing.T) {
 			{"list_directory", map[string]any{"path": tc.path}},
 			{"search_files", map[string]any{"query": "a", "path": tc.path}},
 			{"search_text", map[string]any{"query": "inside", "path": tc.path}},
-			{"write_text_file", map[string]any{"path": tc.path, "text": "x"}},
+			{"write_text_file", map[string]any{"path": tc.path, "content": "x"}},
 		} {
 			r := call(t, cs, c.tool, c.args)
 			check(c.tool, r)
@@ -217,7 +217,7 @@ func TestAttackEscapeSpellings(t *testing.T) {
 		t.Errorf("read of a FIFO: %q after %s", r.text, time.Since(start))
 	}
 	// A write to the leaf link replaces the link; the outside file stays.
-	r = call(t, cs, "write_text_file", map[string]any{"path": "leaf.txt", "text": "mine\n"})
+	r = call(t, cs, "write_text_file", map[string]any{"path": "leaf.txt", "content": "mine\n"})
 	check("write leaf.txt", r)
 	if r.isError {
 		t.Errorf("write over the leaf link: %q", r.text)
@@ -310,8 +310,8 @@ func TestAttackEscapeSwapRace(t *testing.T) {
 		{"search_files", map[string]any{"query": "f", "path": "a"}},
 		{"search_text", map[string]any{"any_of": []string{"inside", f.marker}}},
 		{"search_text", map[string]any{"query": "inside", "path": "a/b"}},
-		{"write_text_file", map[string]any{"path": "w.txt", "text": "written\n"}},
-		{"write_text_file", map[string]any{"path": "top.txt", "text": "written top\n"}},
+		{"write_text_file", map[string]any{"path": "w.txt", "content": "written\n"}},
+		{"write_text_file", map[string]any{"path": "top.txt", "content": "written top\n"}},
 	}
 	allowed := func(text string) bool {
 		switch {

@@ -113,7 +113,7 @@ func TestAttackSupervisorCrashLoop(t *testing.T) {
 	load("loop_read_text_file", readArgs, loopCheck("loop_read_text_file"))
 	load("loop_search_text", searchArgs, loopCheck("loop_search_text"))
 	load("loop_write_text_file", func(i int) map[string]any {
-		return map[string]any{"path": "w.txt", "text": strings.Repeat(fmt.Sprintf("write %d\n", i), 6000)}
+		return map[string]any{"path": "w.txt", "content": strings.Repeat(fmt.Sprintf("write %d\n", i), 6000)}
 	}, loopCheck("loop_write_text_file"))
 	for tool, args := range map[string]func(int) map[string]any{"steady_read_text_file": readArgs, "steady_search_text": searchArgs} {
 		load(tool, args, func(_ int, r *result, _ time.Duration) {
@@ -124,7 +124,7 @@ func TestAttackSupervisorCrashLoop(t *testing.T) {
 		})
 	}
 	load("steady_write_text_file", func(i int) map[string]any {
-		return map[string]any{"path": "w.txt", "text": strings.Repeat(fmt.Sprintf("write %d\n", i), 6000)}
+		return map[string]any{"path": "w.txt", "content": strings.Repeat(fmt.Sprintf("write %d\n", i), 6000)}
 	}, func(i int, r *result, _ time.Duration) {
 		if r.isError {
 			t.Errorf("steady write: %q", r.text)

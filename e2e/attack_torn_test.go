@@ -176,7 +176,7 @@ func TestAttackTornListings(t *testing.T) {
 				time.Sleep([]time.Duration{time.Millisecond, 2 * time.Millisecond, 60 * time.Millisecond}[i%3])
 			})
 			stopWrite := churn(1<<30, 3*time.Millisecond, func(i int) {
-				r, err := tryCall(cs, "write_text_file", map[string]any{"path": "log.md", "text": strings.Repeat("line\n", i%50)})
+				r, err := tryCall(cs, "write_text_file", map[string]any{"path": "log.md", "content": strings.Repeat("line\n", i%50)})
 				if err != nil || r.isError {
 					t.Errorf("write: %v %+v", err, r)
 				}
@@ -237,7 +237,7 @@ func TestAttackTornRead(t *testing.T) {
 				cs = worker(t, root, args...)
 			}
 			stop := churn(1<<30, 0, func(i int) {
-				r, err := tryCall(cs, "write_text_file", map[string]any{"path": "f.txt", "text": texts[[]string{"A", "A", "B", "B"}[i%4]]})
+				r, err := tryCall(cs, "write_text_file", map[string]any{"path": "f.txt", "content": texts[[]string{"A", "A", "B", "B"}[i%4]]})
 				if err != nil || r.isError {
 					t.Errorf("write: %v %+v", err, r)
 				}

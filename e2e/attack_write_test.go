@@ -52,7 +52,7 @@ func TestAttackWriteKilled(t *testing.T) {
 		for id, n := range names {
 			req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id + 1, "method": "tools/call",
 				"params": map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}},
-					"name": "write_text_file", "arguments": map[string]any{"path": n, "text": texts(k)[n]}}})
+					"name": "write_text_file", "arguments": map[string]any{"path": n, "content": texts(k)[n]}}})
 			lines = append(append(lines, req...), '\n')
 		}
 		began := time.Now()
@@ -168,7 +168,7 @@ func checkTempsUnserved(t *testing.T, root string, names []string) int {
 	}
 	for _, n := range temps {
 		fails(t, cs, "read_text_file", map[string]any{"path": n}, `no served file at "`+n+`"`)
-		fails(t, cs, "write_text_file", map[string]any{"path": n, "text": "x"}, "reserved for the server's temporary files")
+		fails(t, cs, "write_text_file", map[string]any{"path": n, "content": "x"}, "reserved for the server's temporary files")
 	}
 	return len(temps)
 }

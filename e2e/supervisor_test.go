@@ -277,7 +277,7 @@ func TestSupervisorReaderWriter(t *testing.T) {
 		t.Errorf("paged text differs from the file (%d bytes, want %d)", got.Len(), len(big))
 	}
 
-	res = callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "report.md", "text": "# done\n"})
+	res = callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "report.md", "content": "# done\n"})
 	if res.IsError {
 		t.Fatalf("write: %s", resultText(res))
 	}
@@ -291,7 +291,7 @@ func TestSupervisorReaderWriter(t *testing.T) {
 	// Authority is split by process: the reader has no write tool at all.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "reader_write_text_file", Arguments: map[string]any{"path": "x.md", "text": "x"}}); err == nil && !res.IsError {
+	if res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "reader_write_text_file", Arguments: map[string]any{"path": "x.md", "content": "x"}}); err == nil && !res.IsError {
 		t.Errorf("reader_write_text_file succeeded")
 	}
 	if !bins.real {
@@ -419,7 +419,7 @@ func TestSupervisorWorkerCrash(t *testing.T) {
 	if !res.IsError || !strings.Contains(resultText(res), "root reader") || !strings.Contains(resultText(res), "restarting") {
 		t.Errorf("call to the dead root: isError=%v %q, want a tool error naming root reader and restarting", res.IsError, resultText(res))
 	}
-	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "text": "w"}); res.IsError {
+	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "content": "w"}); res.IsError {
 		t.Errorf("writer affected by the reader's crash: %s", resultText(res))
 	}
 	eventually(t, 10*time.Second, "the reader to come back", func() bool {
@@ -459,7 +459,7 @@ func TestSupervisorRootFailsAfterCrashes(t *testing.T) {
 		res := callTool(t, p.session, "reader_read_text_file", map[string]any{"path": "a.txt"})
 		return res.IsError && strings.Contains(resultText(res), "root reader failed after 6 crashes within 60s")
 	})
-	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "text": "w"}); res.IsError {
+	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "content": "w"}); res.IsError {
 		t.Errorf("writer affected: %s", resultText(res))
 	}
 }
@@ -612,7 +612,7 @@ func TestSupervisorCancellation(t *testing.T) {
 	eventually(t, 5*time.Second, "the worker to see the cancellation", func() bool {
 		return strings.Contains(p.stderr.String(), "reader: testworker: slow call cancelled")
 	})
-	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "text": "w"}); res.IsError {
+	if res := callTool(t, p.session, "writer_write_text_file", map[string]any{"path": "w.md", "content": "w"}); res.IsError {
 		t.Errorf("after cancellation: %s", resultText(res))
 	}
 }

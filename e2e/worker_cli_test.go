@@ -197,7 +197,7 @@ func TestToolsMask(t *testing.T) {
 			t.Errorf("--tools %s registers %v, want %v", tt.mask, got, tt.want)
 		}
 		if tt.mask == "read" {
-			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "write_text_file", Arguments: map[string]any{"path": "b.txt", "text": "no"}})
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "write_text_file", Arguments: map[string]any{"path": "b.txt", "content": "no"}})
 			if err == nil && !res.IsError {
 				t.Error("a read-only worker accepted write_text_file")
 			}

@@ -19,21 +19,23 @@ func TestWrite(t *testing.T) {
 	os.Mkdir(filepath.Join(root, "adir.md"), 0o755)
 	cs := worker(t, root, "--include", "**", "--exclude", "private.md", "--max-write-bytes", "100")
 
-	r := ok(t, cs, "write_text_file", map[string]any{"path": "new.md", "text": "héllo\n"})
-	if r.obj["path"] != "new.md" || r.obj["bytes"] != float64(len("héllo\n")) || r.obj["content_hash"] != sha([]byte("héllo\n")) {
+	r := ok(t, cs, "write_text_file", map[string]any{"path": "new.md", "content": "héllo\n"})
+	if r.obj["path"] != "new.md" || r.obj["bytes"] != float64(len("héllo\n")) || r.obj["content_hash"] != "sha256:"+sha([]byte("héllo\n")) {
 		t.Fatalf("write result %v", r.obj)
 	}
 	read := ok(t, cs, "read_text_file", map[string]any{"path": "new.md"})
-	if read.page.ContentHash != r.obj["content_hash"] {
+	// The read side's hashes take the sha256: prefix separately; compare
+	// the digests.
+	if "sha256:"+strings.TrimPrefix(read.page.ContentHash, "sha256:") != r.obj["content_hash"] {
 		t.Error("the write's content_hash differs from the read's")
 	}
-	ok(t, cs, "write_text_file", map[string]any{"path": "old.md", "text": ""})
+	ok(t, cs, "write_text_file", map[string]any{"path": "old.md", "content": ""})
 	if b, _ := os.ReadFile(filepath.Join(root, "old.md")); len(b) != 0 {
 		t.Errorf("old.md = %q", b)
 	}
 	// Links at the destination are replaced, never written through.
-	ok(t, cs, "write_text_file", map[string]any{"path": "link.md", "text": "mine"})
-	ok(t, cs, "write_text_file", map[string]any{"path": "hard.md", "text": "mine"})
+	ok(t, cs, "write_text_file", map[string]any{"path": "link.md", "content": "mine"})
+	ok(t, cs, "write_text_file", map[string]any{"path": "hard.md", "content": "mine"})
 	if b, _ := os.ReadFile(filepath.Join(outside, "target.txt")); string(b) != "outside bytes" {
 		t.Fatalf("a write went through a link: outside file now %q", b)
 	}
@@ -44,18 +46,18 @@ func TestWrite(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{map[string]any{"path": "sub/x.md", "text": "x"}, "one basename"},
-		{map[string]any{"path": "Upper.md", "text": "x"}, "lowercase"},
-		{map[string]any{"path": "../x.md", "text": "x"}, ".."},
-		{map[string]any{"path": "/tmp/x.md", "text": "x"}, "relative"},
-		{map[string]any{"path": "", "text": "x"}, "basename"},
-		{map[string]any{"path": "a.md"}, "text is required"},
-		{map[string]any{"path": "big.md", "text": strings.Repeat("x", 101)}, "--max-write-bytes allows 100"},
-		{map[string]any{"path": "private.md", "text": "x"}, "excluded"},
-		{map[string]any{"path": ".env", "text": "x"}, "excluded"},
-		{map[string]any{"path": "adir.md", "text": "x"}, "not a regular file"},
-		{map[string]any{"path": ".fsmcp-write-1.tmp", "text": "x"}, "reserved"},
-		{map[string]any{"path": "a.md", "text": "x", "mode": 7}, "invalid arguments"},
+		{map[string]any{"path": "sub/x.md", "content": "x"}, "one basename"},
+		{map[string]any{"path": "Upper.md", "content": "x"}, "lowercase"},
+		{map[string]any{"path": "../x.md", "content": "x"}, ".."},
+		{map[string]any{"path": "/tmp/x.md", "content": "x"}, "relative"},
+		{map[string]any{"path": "", "content": "x"}, "basename"},
+		{map[string]any{"path": "a.md"}, "content is required"},
+		{map[string]any{"path": "big.md", "content": strings.Repeat("x", 101)}, "--max-write-bytes allows 100"},
+		{map[string]any{"path": "private.md", "content": "x"}, "excluded"},
+		{map[string]any{"path": ".env", "content": "x"}, "excluded"},
+		{map[string]any{"path": "adir.md", "content": "x"}, "not a regular file"},
+		{map[string]any{"path": ".fsmcp-write-1.tmp", "content": "x"}, "reserved"},
+		{map[string]any{"path": "a.md", "content": "x", "mode": 7}, "invalid arguments"},
 	} {
 		r := fails(t, cs, "write_text_file", tt.args, tt.want)
 		if strings.Contains(r.text, root) {
@@ -68,10 +70,10 @@ func TestWrite(t *testing.T) {
 func TestWriteNeedsTopLevelInclude(t *testing.T) {
 	root := tree(t, map[string]string{"lib/a.go": "a"})
 	cs := worker(t, root, "--include", "lib/**")
-	fails(t, cs, "write_text_file", map[string]any{"path": "a.md", "text": "x"}, "no --include pattern of this root matches a file in the root itself")
+	fails(t, cs, "write_text_file", map[string]any{"path": "a.md", "content": "x"}, "no --include pattern of this root matches a file in the root itself")
 	cs = worker(t, root, "--include", "lib/**", "--include", "*.md")
-	fails(t, cs, "write_text_file", map[string]any{"path": "a.txt", "text": "x"}, "not matched by any --include")
-	ok(t, cs, "write_text_file", map[string]any{"path": "a.md", "text": "x"})
+	fails(t, cs, "write_text_file", map[string]any{"path": "a.txt", "content": "x"}, "not matched by any --include")
+	ok(t, cs, "write_text_file", map[string]any{"path": "a.md", "content": "x"})
 }
 
 func assertNoTemp(t *testing.T, root string) {
@@ -99,7 +101,7 @@ func TestWriteKilledMidway(t *testing.T) {
 			t.Fatal(err)
 		}
 		newText := strings.Repeat(string(rune('a'+i)), 60000)
-		req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + newMeta + `,"name":"write_text_file","arguments":{"path":"f.txt","text":"` + newText + `"}}}` + "\n"
+		req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + newMeta + `,"name":"write_text_file","arguments":{"path":"f.txt","content":"` + newText + `"}}}` + "\n"
 		go stdin.Write([]byte(req))
 		time.Sleep(time.Duration(i) * 2 * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)

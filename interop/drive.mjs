@@ -130,12 +130,13 @@ async function scenario() {
 
     // write_text_file, then (where the same root reads) read it back.
     const body = 'written by the TypeScript client\n'
-    const w = await callOk(client, plan.writeTool, { path: plan.writePath, text: body })
-    assert.equal(w.content_hash, sha256(body))
+    const w = await callOk(client, plan.writeTool, { path: plan.writePath, content: body })
+    assert.equal(w.content_hash, 'sha256:' + sha256(body))
     report.write = w
     if (plan.readBackTool) {
       const back = await callOk(client, plan.readBackTool, { path: plan.writePath })
-      assert.equal(back.content_hash, w.content_hash)
+      // The read tools' hashes gain the sha256: prefix separately.
+      assert.equal('sha256:' + back.content_hash.replace(/^sha256:/, ''), w.content_hash)
     }
   } finally {
     await client.close()

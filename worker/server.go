@@ -126,9 +126,9 @@ func (r *Root) tools() []toolDef {
 		{&mcp.Tool{
 			Name:        toolset.WriteTextFile,
 			Description: "Create or replace one file directly in the root, atomically, with the given UTF-8 text. path is one lowercase basename; the file must be one this root serves.",
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","text"],"properties":{` +
+			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","content"],"properties":{` +
 				`"path":{"type":"string","description":"One lowercase basename in the root."},` +
-				`"text":{"type":"string","description":"The complete new contents."}}}`),
+				`"content":{"type":"string","description":"The complete new contents."}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"bytes":{"type":"integer"},"content_hash":{"type":"string"}},"required":["path","bytes","content_hash"]}`),
 			Annotations:  &mcp.ToolAnnotations{DestructiveHint: &t, IdempotentHint: true, OpenWorldHint: &f},
 			Meta:         privateMeta,

@@ -12,8 +12,8 @@ import (
 )
 
 type writeArgs struct {
-	Path string  `json:"path"`
-	Text *string `json:"text"`
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
 }
 
 type writeResult struct {
@@ -37,8 +37,8 @@ func (r *Root) writeTextFile(_ context.Context, a writeArgs) ([]byte, error) {
 		return nil, toolErrorf("path must not contain control characters")
 	case confine.IsTempName(name):
 		return nil, toolErrorf("%q is reserved for the server's temporary files", name)
-	case a.Text == nil:
-		return nil, toolErrorf("text is required")
+	case a.Content == nil:
+		return nil, toolErrorf("content is required")
 	}
 	if !r.sel.ReachesTopLevel() {
 		return nil, toolErrorf("no --include pattern of this root matches a file in the root itself")
@@ -49,12 +49,12 @@ func (r *Root) writeTextFile(_ context.Context, a writeArgs) ([]byte, error) {
 	if r.sel.Excluded(name) {
 		return nil, toolErrorf("%q is excluded (by --exclude or the built-in list), so it could not be read back", name)
 	}
-	data := []byte(*a.Text)
+	data := []byte(*a.Content)
 	if int64(len(data)) > r.lim.MaxWriteBytes {
-		return nil, toolErrorf("text is %d bytes; --max-write-bytes allows %d", len(data), r.lim.MaxWriteBytes)
+		return nil, toolErrorf("content is %d bytes; --max-write-bytes allows %d", len(data), r.lim.MaxWriteBytes)
 	}
 	if r.lim.MaxFileBytes > 0 && int64(len(data)) > r.lim.MaxFileBytes {
-		return nil, toolErrorf("text is %d bytes; files over --max-file-bytes %d are not served, so it could not be read back", len(data), r.lim.MaxFileBytes)
+		return nil, toolErrorf("content is %d bytes; files over --max-file-bytes %d are not served, so it could not be read back", len(data), r.lim.MaxFileBytes)
 	}
 	if err := r.dir.WriteFileAtomic(name, data); err != nil {
 		if errors.Is(err, confine.ErrNotRegular) {
@@ -62,5 +62,5 @@ func (r *Root) writeTextFile(_ context.Context, a writeArgs) ([]byte, error) {
 		}
 		return nil, toolErrorf("could not write %q; the old contents, if any, are unchanged", name)
 	}
-	return json.Marshal(writeResult{Path: name, Bytes: len(data), ContentHash: sha256Hex(data)})
+	return json.Marshal(writeResult{Path: name, Bytes: len(data), ContentHash: "sha256:" + sha256Hex(data)})
 }

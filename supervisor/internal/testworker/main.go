@@ -43,8 +43,8 @@ type readOut struct {
 }
 
 type writeArgs struct {
-	Path string `json:"path"`
-	Text string `json:"text"`
+	Path    string `json:"path"`
+	Content string `json:"content"`
 }
 
 type writeOut struct {
@@ -108,10 +108,10 @@ func main() {
 	if mask.Has(toolset.WriteTextFile) {
 		mcp.AddTool(srv, &mcp.Tool{Name: toolset.WriteTextFile, Description: "Write a file."},
 			func(_ context.Context, _ *mcp.CallToolRequest, a writeArgs) (*mcp.CallToolResult, writeOut, error) {
-				if err := os.WriteFile(filepath.Join(*root, filepath.Base(a.Path)), []byte(a.Text), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(*root, filepath.Base(a.Path)), []byte(a.Content), 0o644); err != nil {
 					return nil, writeOut{}, err
 				}
-				return nil, writeOut{Path: a.Path, Bytes: len(a.Text)}, nil
+				return nil, writeOut{Path: a.Path, Bytes: len(a.Content)}, nil
 			})
 	}
 	fmt.Fprintf(os.Stderr, "testworker %s: serving %s\n", *name, mask)
