@@ -96,22 +96,39 @@ func TestSupervisorHostEntry(t *testing.T) {
 		t.Errorf("keyed entry env %v, want only a placeholder for FSMCP_E2E_UNSET_KEY (which is unset)", s.Env)
 	}
 
-	// ptc.
+	// vscode: the same launch as a stdio server entry.
+	code, out, errOut = cliRun(t, "", []string{}, supervisorBin, "host-entry", "--manifest", manifest, "--format", "vscode")
+	var vs struct {
+		Servers map[string]struct {
+			Type    string   `json:"type"`
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &vs); code != 0 || err != nil || len(vs.Servers) != 1 {
+		t.Fatalf("host-entry --format vscode: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	if v := vs.Servers["fsmcp"]; v.Type != "stdio" || v.Command != supervisorBin || !slices.Equal(v.Args, []string{"--manifest", manifest}) {
+		t.Errorf("vscode entry %s", out)
+	}
+
+	// ptc (its schema and bounds: TestHostEntryPtcExamples).
 	code, out, errOut = cliRun(t, "", []string{}, supervisorBin, "host-entry", "--manifest", manifest, "--format", "ptc", "--name", "files")
 	if code != 0 {
 		t.Fatalf("host-entry --format ptc: exit %d: %s", code, errOut)
 	}
 	var ptc struct {
 		Install map[string]struct {
+			Source    string `json:"source"`
 			Transport struct {
-				Type               string            `json:"type"`
-				Command            string            `json:"command"`
-				Args               []string          `json:"args"`
-				InheritEnvironment *bool             `json:"inherit_environment"`
-				Env                map[string]string `json:"env"`
+				Type               string         `json:"type"`
+				Command            string         `json:"command"`
+				Args               []string       `json:"args"`
+				InheritEnvironment *bool          `json:"inherit_environment"`
+				Env                map[string]any `json:"env"`
 			} `json:"transport"`
 			Tools map[string]struct {
-				Tool   string `json:"tool"`
+				As     string `json:"as"`
 				Effect string `json:"effect"`
 			} `json:"tools"`
 		} `json:"install"`
@@ -121,8 +138,8 @@ func TestSupervisorHostEntry(t *testing.T) {
 	}
 	inst, ok := ptc.Install["files"]
 	tr := inst.Transport
-	if !ok || tr.Type != "stdio" || tr.Command != supervisorBin || !slices.Equal(tr.Args, []string{"--manifest", manifest}) ||
-		tr.InheritEnvironment == nil || *tr.InheritEnvironment || tr.Env == nil || len(tr.Env) != 0 {
+	if !ok || inst.Source != "mcp" || tr.Type != "stdio" || tr.Command != supervisorBin || !slices.Equal(tr.Args, []string{"--manifest", manifest}) ||
+		tr.InheritEnvironment == nil || *tr.InheritEnvironment || len(tr.Env) != 0 {
 		t.Errorf("ptc transport %s", out)
 	}
 	var mapped []string
@@ -131,8 +148,8 @@ func TestSupervisorHostEntry(t *testing.T) {
 		if strings.HasSuffix(name, "write_text_file") {
 			want = "write"
 		}
-		if m.Tool != name || m.Effect != want {
-			t.Errorf("tool %s maps to %+v, want itself with effect %s", name, m, want)
+		if m.As != strings.Replace(name, "_", ".", 1) || m.Effect != want {
+			t.Errorf("tool %s maps to %+v, want as <root>.<tool> with effect %s", name, m, want)
 		}
 		mapped = append(mapped, name)
 	}
@@ -260,7 +277,7 @@ func TestSupervisorCLI(t *testing.T) {
 		{"host-entry help", []string{"host-entry", "--help"}, 0, ""},
 		{"host-entry no manifest", []string{"host-entry"}, 64, "usage: fsmcp-supervisor host-entry --manifest FILE"},
 		{"host-entry bad manifest", []string{"host-entry", "--manifest", bad}, 64, bad + ":4: roots[0].path"},
-		{"host-entry bad format", []string{"host-entry", "--manifest", good, "--format", "yaml"}, 64, `--format "yaml" is not a host format; use mcp-json or ptc`},
+		{"host-entry bad format", []string{"host-entry", "--manifest", good, "--format", "yaml"}, 64, `--format "yaml" is not a host format; use mcp-json, vscode, ptc`},
 		{"host-entry bad name", []string{"host-entry", "--manifest", good, "--name", "a b"}, 64, `--name "a b" is not an entry name`},
 		{"host-entry stray argument", []string{"host-entry", "--manifest", good, "extra"}, 64, "usage: fsmcp-supervisor host-entry"},
 		{"entry bad", []string{"entry", bad}, 64, bad + ":4: roots[0].path"},

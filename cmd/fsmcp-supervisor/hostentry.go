@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/supervisor"
 	"github.com/fsmcp/fsmcp/supervisor/hostentry"
+	"github.com/fsmcp/fsmcp/worker"
 )
 
 var entryNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
@@ -23,7 +25,8 @@ func hostEntry(args []string, stdout, stderr io.Writer) int {
 	format := fl.String("format", "mcp-json", "")
 	name := fl.String("name", "fsmcp", "")
 	workerBin := fl.String("worker", "", "")
-	const short = "usage: fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|ptc] [--name fsmcp] [--worker BIN]"
+	perRoot := fl.Bool("per-root", false, "")
+	const short = "usage: fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|vscode|ptc] [--per-root] [--name fsmcp] [--worker BIN]"
 	if code, done := parseFlags(fl, args, short, stdout, stderr); done {
 		return code
 	}
@@ -35,7 +38,7 @@ func hostEntry(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, fmt.Errorf("--name %q is not an entry name; use letters, digits, '.', '_' or '-'", *name))
 	}
 	if !slices.Contains(hostentry.Formats, *format) {
-		return usageError(stderr, fmt.Errorf("--format %q is not a host format; use %s", *format, strings.Join(hostentry.Formats, " or ")))
+		return usageError(stderr, fmt.Errorf("--format %q is not a host format; use %s", *format, strings.Join(hostentry.Formats, ", ")))
 	}
 	m, err := supervisor.Load(*manifestFile, staticEnv)
 	if err != nil {
@@ -59,7 +62,12 @@ func hostEntry(args []string, stdout, stderr io.Writer) int {
 	if bin != besideSelf() {
 		launchArgs = append(launchArgs, "--worker", bin)
 	}
-	doc, err := hostentry.Build(m, hostentry.Launch{Name: *name, Command: self, Args: launchArgs}, *format)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return usageError(stderr, fmt.Errorf("%s: cannot read manifest: %v", *manifestFile, errors.Unwrap(err)))
+	}
+	launch := hostentry.Launch{Name: *name, Command: self, Args: launchArgs, Worker: bin, Revision: hostentry.Revision(data, worker.Version())}
+	doc, err := hostentry.Build(m, launch, *format, *perRoot)
 	if err != nil {
 		return usageError(stderr, err)
 	}

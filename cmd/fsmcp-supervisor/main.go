@@ -4,7 +4,7 @@
 //
 //	fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
 //	fsmcp-supervisor check FILE...                       validate manifests, start nothing
-//	fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|ptc]   print a host entry
+//	fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|vscode|ptc] [--per-root]   print a host entry
 package main
 
 import (
@@ -26,7 +26,7 @@ const exitUsage = 64
 
 const usage = `Usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
        fsmcp-supervisor check FILE...
-       fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|ptc] [--name fsmcp] [--worker BIN]
+       fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|vscode|ptc] [--per-root] [--name fsmcp] [--worker BIN]
 
 Serve the roots of a manifest (YAML, version 1) on one stdio MCP connection,
 one fsmcp-worker process per root.
@@ -41,8 +41,10 @@ one fsmcp-worker process per root.
                     with one FILE:LINE: field: message line per bad manifest
   host-entry        print a host entry that starts this supervisor on the manifest,
                     by absolute paths with an empty environment: --format mcp-json
-                    (an mcpServers entry, the default) or ptc (a PtcRunner install
-                    block mapping each tool); --name sets the entry's key (fsmcp)
+                    (an mcpServers entry, the default), vscode (.vscode/mcp.json
+                    servers) or ptc (a PtcRunner host document mapping each tool;
+                    --per-root: one installation per root, each its own worker);
+                    --name sets the entry's key (fsmcp)
 `
 
 func main() {

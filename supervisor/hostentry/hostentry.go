@@ -1,37 +1,52 @@
-// Package hostentry renders the host configuration that starts
-// fsmcp-supervisor on a manifest: the common mcpServers JSON, or a
-// PtcRunner install block that also maps every tool the manifest exposes.
+// Package hostentry renders the host configuration that starts fsmcp on a
+// manifest: the common mcpServers JSON, a VS Code servers entry, or a
+// PtcRunner host document that also maps every tool the manifest exposes.
 //
-// Both spawn the supervisor by absolute path with an empty environment,
-// plus one variable per root that declares cursor_key_env, whose value is a
-// placeholder for the host's credential binding: a host entry names the
-// key, it never carries it.
+// All of them spawn by absolute path. The mcp-json and vscode forms carry an
+// environment that is empty except for one variable per root that declares
+// cursor_key_env, whose value is a placeholder for the host's secret: a host
+// entry names the key, it never carries it. The ptc form binds those
+// variables to credentials PtcRunner reads from its own environment.
 package hostentry
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
-	"github.com/fsmcp/fsmcp/supervisor/front"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
 // Formats are the accepted --format values.
-var Formats = []string{"mcp-json", "ptc"}
+var Formats = []string{"mcp-json", "vscode", "ptc"}
 
-// Launch is how the host starts the supervisor.
+// Launch is how the host starts fsmcp.
 type Launch struct {
-	Name    string   // the entry's key in the host document
-	Command string   // absolute path of fsmcp-supervisor
-	Args    []string // its arguments: --manifest FILE, and --worker BIN where needed
+	Name     string   // the entry's key in the host document
+	Command  string   // absolute path of fsmcp-supervisor
+	Args     []string // its arguments: --manifest FILE, and --worker BIN where needed
+	Worker   string   // absolute path of fsmcp-worker, which a per-root entry starts itself
+	Revision string   // the installation revision (see Revision)
 }
 
-// Env is the entry's environment: empty, plus a placeholder for each
-// cursor-key variable the manifest declares.
+// Revision derives a PtcRunner installation_revision from the manifest's
+// bytes and the fsmcp version: it changes when either changes, and not
+// otherwise, and matches ^[a-z][a-z0-9._-]{0,127}$.
+func Revision(manifestData []byte, version string) string {
+	h := sha256.New()
+	h.Write([]byte(version))
+	h.Write([]byte{0})
+	h.Write(manifestData)
+	return "fsmcp-" + hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// Env is the mcp-json and vscode entries' environment: empty, plus a
+// placeholder for each cursor-key variable the manifest declares.
 func Env(m *manifest.Manifest) map[string]string {
 	env := map[string]string{}
 	for _, r := range m.Roots {
@@ -42,29 +57,12 @@ func Env(m *manifest.Manifest) map[string]string {
 	return env
 }
 
-// Tool is one tool mapping of a PtcRunner install block: the upstream MCP
-// tool a host capability resolves to, and whether it reads or writes.
-type Tool struct {
-	Tool   string `json:"tool"`
-	Effect string `json:"effect"`
-}
-
-// Tools maps every tool the supervisor will serve for m, by its served
-// name, to itself. Renaming a key renames the host capability; deleting
-// one leaves that tool unmapped.
-func Tools(m *manifest.Manifest) map[string]Tool {
-	out := map[string]Tool{}
-	for _, r := range m.Roots {
-		for _, t := range r.Tools {
-			effect := "read"
-			if slices.Contains(toolset.Write, t) {
-				effect = "write"
-			}
-			name := front.ToolName(r.Name, t)
-			out[name] = Tool{Tool: name, Effect: effect}
-		}
+// Effect is "write" for the write tool and "read" for the others.
+func Effect(tool string) string {
+	if slices.Contains(toolset.Write, tool) {
+		return "write"
 	}
-	return out
+	return "read"
 }
 
 type mcpServer struct {
@@ -73,36 +71,33 @@ type mcpServer struct {
 	Env     map[string]string `json:"env"`
 }
 
-type ptcTransport struct {
-	Type               string            `json:"type"`
-	Command            string            `json:"command"`
-	Args               []string          `json:"args"`
-	InheritEnvironment bool              `json:"inherit_environment"`
-	Env                map[string]string `json:"env"`
+type vscodeServer struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env,omitempty"`
 }
 
-type ptcInstall struct {
-	Transport ptcTransport    `json:"transport"`
-	Tools     map[string]Tool `json:"tools"`
-}
-
-// Build returns the host document for format ("mcp-json" or "ptc").
-func Build(m *manifest.Manifest, l Launch, format string) (any, error) {
-	env := Env(m)
+// Build returns the host document for format ("mcp-json", "vscode" or
+// "ptc"). perRoot, for ptc only, prints one installation per root, each
+// started as that root's own worker process.
+func Build(m *manifest.Manifest, l Launch, format string, perRoot bool) (any, error) {
+	if perRoot && format != "ptc" {
+		return nil, fmt.Errorf("--per-root applies to --format ptc only")
+	}
 	switch format {
 	case "mcp-json":
 		return map[string]map[string]mcpServer{
-			"mcpServers": {l.Name: {Command: l.Command, Args: l.Args, Env: env}},
+			"mcpServers": {l.Name: {Command: l.Command, Args: l.Args, Env: Env(m)}},
+		}, nil
+	case "vscode":
+		return map[string]map[string]vscodeServer{
+			"servers": {l.Name: {Type: "stdio", Command: l.Command, Args: l.Args, Env: Env(m)}},
 		}, nil
 	case "ptc":
-		return map[string]map[string]ptcInstall{
-			"install": {l.Name: {
-				Transport: ptcTransport{Type: "stdio", Command: l.Command, Args: l.Args, InheritEnvironment: false, Env: env},
-				Tools:     Tools(m),
-			}},
-		}, nil
+		return buildPtc(m, l, perRoot)
 	}
-	return nil, fmt.Errorf("unknown host format %q; use %s", format, strings.Join(Formats, " or "))
+	return nil, fmt.Errorf("--format %q is not a host format; use %s", format, strings.Join(Formats, ", "))
 }
 
 // Write renders doc as indented JSON on w.
