@@ -182,16 +182,48 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	return serveStdio(srv, o.cfg.Limits.MaxWriteBytes, stderr)
+}
+
+// drainTimeout bounds how long a stop waits for calls in flight.
+const drainTimeout = 5 * time.Second
+
+// afterDrain is how long the server may still take to end once its input
+// is over and drained, before the process exits regardless.
+const afterDrain = 250 * time.Millisecond
+
+// serveStdio serves srv on stdin and stdout until the input ends or
+// SIGINT or SIGTERM arrives. Calls read before then get drainTimeout to be
+// answered; a handler blocked for good (a read from a file system whose
+// server is gone, which no cancellation reaches) does not hold the
+// process: it exits once the time is up.
+func serveStdio(srv *mcp.Server, maxWrite int64, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Calls read before end of input are answered (within drainTimeout).
-	err = srv.Run(ctx, &jsonl.Transport{Reader: os.Stdin, Writer: os.Stdout, MaxLine: jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes), DrainTimeout: drainTimeout})
+	ended := make(chan struct{})
+	t := &jsonl.Transport{Reader: os.Stdin, Writer: os.Stdout, MaxLine: jsonl.MaxLineFor(maxWrite),
+		DrainTimeout: drainTimeout, Ended: func() { close(ended) }}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, t) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ended:
+		select {
+		case err = <-done:
+		case <-time.After(afterDrain):
+			return 0
+		}
+	case <-ctx.Done():
+		select {
+		case err = <-done:
+		case <-time.After(drainTimeout):
+			return 0
+		}
+	}
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		fmt.Fprintf(stderr, "fsmcp-worker: %v\n", err)
 		return 1
 	}
 	return 0
 }
-
-// drainTimeout bounds how long end of input waits for calls in flight.
-const drainTimeout = 5 * time.Second

@@ -14,7 +14,7 @@ import (
 // a present-but-empty method still makes a request.
 type wireMessage struct {
 	Version string          `json:"jsonrpc"`
-	ID      any             `json:"id,omitempty"`
+	ID      json.RawMessage `json:"id,omitempty"`
 	Method  json.RawMessage `json:"method"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
@@ -33,11 +33,60 @@ var errNotResponse = errors.New("invalid request: a message with neither method 
 // message into a fresh 32 KiB decoder buffer first, which for small calls
 // is most of the cost of decoding them. data may be reused afterwards.
 func Decode(data []byte) (jsonrpc.Message, error) {
+	m, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if len(m.ID) > 0 {
+		if _, err := segjson.Parse(m.ID, &v, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		return nil, err
+	}
+	return m.message(id)
+}
+
+// decodeCall is Decode for the transport's reading side: a request with an
+// id (a call) is returned with the id as it was written (a string, or a
+// number literal of any size or precision), for the transport to echo back
+// byte for byte, and a placeholder in its ID that the transport replaces.
+// Every other message is decoded as Decode does.
+func decodeCall(data []byte) (jsonrpc.Message, json.RawMessage, error) {
+	m, err := parse(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(m.Method) == 0 || !isID(m.ID) {
+		msg, err := Decode(data)
+		return msg, nil, err
+	}
+	msg, err := m.message(placeholderID)
+	return msg, m.ID, err
+}
+
+// placeholderID stands in for a call's id until the transport gives it one.
+var placeholderID, _ = jsonrpc.MakeID("")
+
+// isID reports whether raw is an id a call may carry: a string or a number.
+func isID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	c := raw[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+// parse parses data as a JSON-RPC 2.0 message without interpreting its id.
+func parse(data []byte) (*wireMessage, error) {
 	if err := checkDepth(data); err != nil {
 		return nil, err
 	}
-	var m wireMessage
-	rest, err := segjson.Parse(data, &m, segjson.DontMatchCaseInsensitiveStructFields)
+	m := new(wireMessage)
+	rest, err := segjson.Parse(data, m, segjson.DontMatchCaseInsensitiveStructFields)
 	if err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
@@ -49,10 +98,11 @@ func Decode(data []byte) (jsonrpc.Message, error) {
 	if m.Version != "2.0" {
 		return nil, fmt.Errorf("invalid message version tag %q; expected %q", m.Version, "2.0")
 	}
-	id, err := jsonrpc.MakeID(m.ID)
-	if err != nil {
-		return nil, err
-	}
+	return m, nil
+}
+
+// message is m as a request (it has a method) or a response, with id.
+func (m *wireMessage) message(id jsonrpc.ID) (jsonrpc.Message, error) {
 	if len(m.Method) > 0 {
 		var method string
 		if _, err := segjson.Parse(m.Method, &method, segjson.DontMatchCaseInsensitiveStructFields); err != nil {

@@ -9,6 +9,11 @@
 // the length limit) is answered with a JSON-RPC error and skipped, so the
 // connection keeps serving instead of ending.
 //
+// Ids are the peer's, byte for byte (see calls in ids.go): the SDK never
+// sees them, so none is rounded or refused; a call reusing the id of one
+// in flight is refused with -32600 before it takes a slot; and nothing is
+// sent for a call after the peer's notifications/cancelled.
+//
 // Memory stays bounded whatever the peer sends: one line is buffered at a
 // time, and once MaxInFlight calls are unanswered no more input is read
 // until one is, so a client that floods calls without reading the answers
@@ -59,6 +64,11 @@ type Transport struct {
 	// to be answered before it is reported (the SDK cancels them then).
 	// Zero means not at all.
 	DrainTimeout time.Duration
+	// Ended, if set, is called once the input has ended and the drain is
+	// over, just before Read reports the end. A server whose handlers may
+	// be blocked for good (a read from a dead network file system) uses it
+	// to bound how long it still waits for them.
+	Ended func()
 }
 
 // Connect implements mcp.Transport. A Transport connects once.
@@ -68,7 +78,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		limit = DefaultMaxLine
 	}
 	c := &conn{w: t.Writer, in: make(chan received), done: make(chan struct{}),
-		maxCalls: t.MaxInFlight, drain: t.DrainTimeout, freed: make(chan struct{}, 1)}
+		maxCalls: t.MaxInFlight, drain: t.DrainTimeout, ended: t.Ended, freed: make(chan struct{}, 1)}
 	if c.maxCalls <= 0 {
 		c.maxCalls = DefaultMaxInFlight
 	}
@@ -93,8 +103,12 @@ type conn struct {
 	done    chan struct{}
 	once    sync.Once
 
+	ids calls // the peer's calls in flight, by id
+
 	maxCalls int
 	drain    time.Duration
+	ended    func()
+	endOnce  sync.Once
 	callsMu  sync.Mutex
 	calls    int           // calls delivered and not yet answered
 	freed    chan struct{} // signalled when calls drops
@@ -127,13 +141,14 @@ func (c *conn) receive(r *bufio.Reader, limit int) {
 }
 
 // decode returns the message on line, or nil after answering a line that
-// is not one.
+// is not one. A call gets its local id (see calls); one whose id is in
+// flight already is refused. A cancellation names the call by its local id.
 func (c *conn) decode(line []byte) jsonrpc.Message {
-	// Decode parses the whole line, so a line it takes is valid JSON;
+	// decodeCall parses the whole line, so a line it takes is valid JSON;
 	// only a refused line is checked again, to tell which error it gets.
 	if line[0] != '[' {
-		if msg, err := Decode(line); err == nil {
-			return msg
+		if msg, raw, err := decodeCall(line); err == nil {
+			return c.admit(msg, raw)
 		}
 	}
 	switch {
@@ -147,11 +162,34 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 	return nil
 }
 
-// requestID is the id of a line that failed to decode as a message, when
-// it has a usable one. The line may be malformed or cut short (the start of
-// an over-long line): the id counts when it is a top-level key met within
-// the first idWindow bytes, before anything unreadable.
-func requestID(line []byte) any {
+// admit gives a call (whose id as written is raw) its local id, and a
+// cancellation the local id of the call it names. It returns nil after
+// refusing a call whose id is in flight.
+func (c *conn) admit(msg jsonrpc.Message, raw json.RawMessage) jsonrpc.Message {
+	req, ok := msg.(*jsonrpc.Request)
+	switch {
+	case !ok:
+		return msg
+	case raw != nil:
+		id, ok := c.ids.open(raw)
+		if !ok {
+			c.reject(raw, jsonrpc.CodeInvalidRequest, "invalid request: the id "+string(raw)+" is already used by a call in flight")
+			return nil
+		}
+		req.ID = id
+	case req.Method == "notifications/cancelled" && !req.IsCall():
+		req.Params = c.ids.cancel(req.Params)
+		c.signalFreed() // the drain no longer waits for it
+	}
+	return req
+}
+
+// requestID is the id of a line that failed to decode as a message, as it
+// was written, when it has a usable one (a string or a number). The line
+// may be malformed or cut short (the start of an over-long line): the id
+// counts when it is a top-level key met within the first idWindow bytes,
+// before anything unreadable.
+func requestID(line []byte) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(line[:min(len(line), idWindow)]))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
@@ -161,20 +199,15 @@ func requestID(line []byte) any {
 		if err != nil {
 			return nil
 		}
-		var v any
+		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return nil
 		}
 		if key != "id" {
 			continue
 		}
-		switch id := v.(type) {
-		case string:
-			return id
-		case float64:
-			if id == float64(int64(id)) {
-				return int64(id)
-			}
+		if isID(v) {
+			return v
 		}
 		return nil
 	}
@@ -184,12 +217,16 @@ func requestID(line []byte) any {
 // idWindow is how much of a refused line is searched for its id.
 const idWindow = 64 << 10
 
-// reject writes an error response for a line that was not delivered.
-func (c *conn) reject(id any, code int, msg string) {
+// reject writes an error response for a line that was not delivered, with
+// the line's id as written (null if nil).
+func (c *conn) reject(id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	b, err := json.Marshal(struct {
-		Version string        `json:"jsonrpc"`
-		ID      any           `json:"id"`
-		Error   jsonrpc.Error `json:"error"`
+		Version string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
 	}{"2.0", id, jsonrpc.Error{Code: int64(code), Message: msg}})
 	if err == nil {
 		_ = c.writeLine(b)
@@ -235,7 +272,8 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 
 // Read returns the next message. A call first waits until fewer than
 // MaxInFlight are unanswered; the end of input first waits (up to
-// DrainTimeout) until none is.
+// DrainTimeout) until none is that the peer still waits for (a cancelled
+// call's answer is never sent, so it is not waited for).
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	var r received
 	select {
@@ -247,12 +285,15 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	if r.err != nil {
 		if c.drain > 0 {
-			c.waitCalls(ctx, 0, c.drain)
+			c.waitCalls(ctx, 0, c.drain, true)
+		}
+		if c.ended != nil {
+			c.endOnce.Do(c.ended)
 		}
 		return nil, r.err
 	}
 	if req, ok := r.msg.(*jsonrpc.Request); ok && req.IsCall() {
-		if err := c.waitCalls(ctx, c.maxCalls-1, -1); err != nil {
+		if err := c.waitCalls(ctx, c.maxCalls-1, -1, false); err != nil {
 			return nil, err
 		}
 		c.callsMu.Lock()
@@ -262,9 +303,10 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return r.msg, nil
 }
 
-// waitCalls waits until at most n calls are unanswered, the connection
-// closes, ctx ends, or timeout passes (never, if negative).
-func (c *conn) waitCalls(ctx context.Context, n int, timeout time.Duration) error {
+// waitCalls waits until at most n calls are unanswered (not counting the
+// cancelled ones if live), the connection closes, ctx ends, or timeout
+// passes (never, if negative).
+func (c *conn) waitCalls(ctx context.Context, n int, timeout time.Duration, live bool) error {
 	var expired <-chan time.Time
 	if timeout >= 0 {
 		t := time.NewTimer(timeout)
@@ -275,6 +317,9 @@ func (c *conn) waitCalls(ctx context.Context, n int, timeout time.Duration) erro
 		c.callsMu.Lock()
 		calls := c.calls
 		c.callsMu.Unlock()
+		if live {
+			calls -= c.ids.cancelled()
+		}
 		if calls <= n {
 			return nil
 		}
@@ -294,10 +339,23 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, ok := msg.(*jsonrpc.Response); ok {
-		defer c.answered()
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		b, err := Encode(msg)
+		if err != nil {
+			return err
+		}
+		return c.writeLine(b)
+	}
+	defer c.answered()
+	raw, local, send := c.ids.answer(resp.ID)
+	if !send {
+		return nil // the peer cancelled the call: nothing is sent for it
 	}
 	b, err := Encode(msg)
+	if err == nil && raw != nil {
+		b, err = withID(b, local, raw)
+	}
 	if err != nil {
 		return err
 	}
@@ -309,6 +367,11 @@ func (c *conn) answered() {
 	c.callsMu.Lock()
 	c.calls = max(c.calls-1, 0)
 	c.callsMu.Unlock()
+	c.signalFreed()
+}
+
+// signalFreed wakes a waitCalls.
+func (c *conn) signalFreed() {
 	select {
 	case c.freed <- struct{}{}:
 	default:
