@@ -101,6 +101,13 @@ const (
 	viaLink     = " goes through a symbolic link, which this server does not follow"
 )
 
+// The write tool's refusals: any path that is not one lowercase basename,
+// and a destination that is a link or another non-regular file.
+const (
+	errWriteName = "path must be one lowercase basename of letters, digits, dots, underscores, or hyphens"
+	errWriteDest = "destination is not a writable regular file"
+)
+
 // TestAttackEscapeSpellings sends every spelling of a way out to every tool
 // that takes a path: each is refused with the contract's exact error, and
 // no response carries a byte from outside or a host path.
@@ -166,8 +173,12 @@ func TestAttackEscapeSpellings(t *testing.T) {
 		} {
 			r := call(t, cs, c.tool, c.args)
 			check(c.tool, r)
-			if !r.isError || r.text != tc.want {
-				t.Errorf("%s(%q): isError=%v %q, want %q", c.tool, tc.path, r.isError, r.text, tc.want)
+			want := tc.want
+			if c.tool == "write_text_file" {
+				want = errWriteName
+			}
+			if !r.isError || r.text != want {
+				t.Errorf("%s(%q): isError=%v %q, want %q", c.tool, tc.path, r.isError, r.text, want)
 			}
 		}
 	}
@@ -216,11 +227,15 @@ func TestAttackEscapeSpellings(t *testing.T) {
 	if r.text != `no served file at "fifo.txt"` || time.Since(start) > 5*time.Second {
 		t.Errorf("read of a FIFO: %q after %s", r.text, time.Since(start))
 	}
-	// A write to the leaf link replaces the link; the outside file stays.
+	// A write to the leaf link is refused; the link and the outside file
+	// stay.
 	r = call(t, cs, "write_text_file", map[string]any{"path": "leaf.txt", "content": "mine\n"})
 	check("write leaf.txt", r)
-	if r.isError {
-		t.Errorf("write over the leaf link: %q", r.text)
+	if !r.isError || r.text != errWriteDest {
+		t.Errorf("write over the leaf link: isError=%v %q, want %q", r.isError, r.text, errWriteDest)
+	}
+	if fi, err := os.Lstat(filepath.Join(f.root, "leaf.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the leaf link was replaced or removed (%v)", err)
 	}
 
 	// Sweep everything the root serves: no listing, search or read of it
@@ -240,7 +255,7 @@ func TestAttackEscapeSpellings(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(files, ","); got != "leaf.txt,top.txt,docs/a.txt,docs/deep/b.txt" {
+	if got := strings.Join(files, ","); got != "top.txt,docs/a.txt,docs/deep/b.txt" { // leaf.txt is still a link
 		t.Errorf("served files %s", got)
 	}
 	for _, p := range files {
@@ -318,6 +333,7 @@ func TestAttackEscapeSwapRace(t *testing.T) {
 		case strings.HasSuffix(text, viaLink),
 			strings.HasPrefix(text, "no served file at "),
 			strings.HasPrefix(text, "no served directory at "),
+			text == errWriteDest, // w.txt or top.txt was a link at the check
 			text == changed:
 			return true
 		}

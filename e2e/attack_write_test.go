@@ -168,7 +168,7 @@ func checkTempsUnserved(t *testing.T, root string, names []string) int {
 	}
 	for _, n := range temps {
 		fails(t, cs, "read_text_file", map[string]any{"path": n}, `no served file at "`+n+`"`)
-		fails(t, cs, "write_text_file", map[string]any{"path": n, "content": "x"}, "reserved for the server's temporary files")
+		fails(t, cs, "write_text_file", map[string]any{"path": n, "content": "x"}, errWriteName)
 	}
 	return len(temps)
 }

@@ -26,7 +26,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("default read page holds %d bytes, want 16384 (--max-read-bytes)", n)
 	}
 	ok(t, cs, "write_text_file", map[string]any{"path": "w.txt", "content": strings.Repeat("x", 65536)})
-	fails(t, cs, "write_text_file", map[string]any{"path": "w.txt", "content": strings.Repeat("x", 65537)}, "--max-write-bytes allows 65536")
+	fails(t, cs, "write_text_file", map[string]any{"path": "w.txt", "content": strings.Repeat("x", 65537)}, "content exceeds the 65536-byte write limit")
 
 	ok(t, cs, "read_text_file", map[string]any{"path": deep})
 	fails(t, cs, "search_files", map[string]any{"query": "f.txt"}, "--max-depth is 64")

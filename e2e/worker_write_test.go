@@ -10,18 +10,36 @@ import (
 	"time"
 )
 
+// The write tool's texts, verbatim from the wire contract (errWriteName and
+// errWriteDest are beside the path refusals in attack_escape_test.go).
+const (
+	errWriteExcluded  = "path matches an --exclude pattern of this root"
+	errWriteNoInclude = "path matches no --include pattern of this root"
+	errWriteNoTop     = "no --include pattern of this root matches a file in the root itself, so no write can be accepted; " +
+		"a write names one basename and lands in the root, so add an --include pattern without a directory prefix, such as '**'"
+	errWriteFailed = "write failed"
+)
+
 func TestWrite(t *testing.T) {
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "target.txt"), []byte("outside bytes"), 0o644)
-	root := tree(t, map[string]string{"old.md": "old", "sub/x.md": "x"})
+	root := tree(t, map[string]string{"old.md": "old", "sub/x.md": "x", "secret.md": "s"})
 	os.Symlink(filepath.Join(outside, "target.txt"), filepath.Join(root, "link.md"))
+	os.Symlink("old.md", filepath.Join(root, "inner-link.md"))
 	os.Link(filepath.Join(outside, "target.txt"), filepath.Join(root, "hard.md"))
 	os.Mkdir(filepath.Join(root, "adir.md"), 0o755)
-	cs := worker(t, root, "--include", "**", "--exclude", "private.md", "--max-write-bytes", "100")
+	os.Mkdir(filepath.Join(root, "plain"), 0o755)
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo.md"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	cs := worker(t, root, "--include", "*.md", "--include", "sub/**", "--exclude", "private.md", "--exclude", "secret.md", "--max-write-bytes", "100")
 
 	r := ok(t, cs, "write_text_file", map[string]any{"path": "new.md", "content": "héllo\n"})
-	if r.obj["path"] != "new.md" || r.obj["bytes"] != float64(len("héllo\n")) || r.obj["content_hash"] != "sha256:"+sha([]byte("héllo\n")) {
-		t.Fatalf("write result %v", r.obj)
+	if want := "sha256:" + sha([]byte("héllo\n")); r.obj["path"] != "new.md" || r.obj["bytes"] != float64(len("héllo\n")) || r.obj["content_hash"] != want || len(r.obj) != 3 {
+		t.Fatalf("write result %v, want {path: new.md, bytes: 7, content_hash: %s}", r.obj, want)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "new.md")); err != nil || fi.Mode() != 0o600 {
+		t.Errorf("new file mode %v (%v), want 0600", fi.Mode(), err)
 	}
 	read := ok(t, cs, "read_text_file", map[string]any{"path": "new.md"})
 	// The read side's hashes take the sha256: prefix separately; compare
@@ -33,36 +51,59 @@ func TestWrite(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, "old.md")); len(b) != 0 {
 		t.Errorf("old.md = %q", b)
 	}
-	// Links at the destination are replaced, never written through.
-	ok(t, cs, "write_text_file", map[string]any{"path": "link.md", "content": "mine"})
+	// The longest name the rule allows, and exactly the size limit.
+	long := strings.Repeat("a", 251) + ".md"
+	ok(t, cs, "write_text_file", map[string]any{"path": long, "content": strings.Repeat("x", 100)})
+	// A hard link at the destination is replaced, never written through.
 	ok(t, cs, "write_text_file", map[string]any{"path": "hard.md", "content": "mine"})
 	if b, _ := os.ReadFile(filepath.Join(outside, "target.txt")); string(b) != "outside bytes" {
-		t.Fatalf("a write went through a link: outside file now %q", b)
+		t.Fatalf("a write went through a hard link: outside file now %q", b)
 	}
-	if fi, _ := os.Lstat(filepath.Join(root, "link.md")); fi.Mode()&os.ModeSymlink != 0 {
-		t.Error("link.md is still a symlink")
-	}
+
 	for _, tt := range []struct {
+		name string
 		args map[string]any
 		want string
 	}{
-		{map[string]any{"path": "sub/x.md", "content": "x"}, "one basename"},
-		{map[string]any{"path": "Upper.md", "content": "x"}, "lowercase"},
-		{map[string]any{"path": "../x.md", "content": "x"}, ".."},
-		{map[string]any{"path": "/tmp/x.md", "content": "x"}, "relative"},
-		{map[string]any{"path": "", "content": "x"}, "basename"},
-		{map[string]any{"path": "a.md"}, "content is required"},
-		{map[string]any{"path": "big.md", "content": strings.Repeat("x", 101)}, "--max-write-bytes allows 100"},
-		{map[string]any{"path": "private.md", "content": "x"}, "excluded"},
-		{map[string]any{"path": ".env", "content": "x"}, "excluded"},
-		{map[string]any{"path": "adir.md", "content": "x"}, "not a regular file"},
-		{map[string]any{"path": ".fsmcp-write-1.tmp", "content": "x"}, "reserved"},
-		{map[string]any{"path": "a.md", "content": "x", "mode": 7}, "invalid arguments"},
+		{"directory in the name", map[string]any{"path": "sub/x.md", "content": "x"}, errWriteName},
+		{"upper case", map[string]any{"path": "Upper.md", "content": "x"}, errWriteName},
+		{"dot dot", map[string]any{"path": "../x.md", "content": "x"}, errWriteName},
+		{"absolute", map[string]any{"path": "/tmp/x.md", "content": "x"}, errWriteName},
+		{"empty", map[string]any{"path": "", "content": "x"}, errWriteName},
+		{"dot", map[string]any{"path": ".", "content": "x"}, errWriteName},
+		{"leading dot", map[string]any{"path": ".env", "content": "x"}, errWriteName},
+		{"temporary name", map[string]any{"path": ".fsmcp-write-1.tmp", "content": "x"}, errWriteName},
+		{"leading hyphen", map[string]any{"path": "-x.md", "content": "x"}, errWriteName},
+		{"space", map[string]any{"path": "a b.md", "content": "x"}, errWriteName},
+		{"non-ASCII", map[string]any{"path": "é.md", "content": "x"}, errWriteName},
+		{"trailing slash", map[string]any{"path": "x.md/", "content": "x"}, errWriteName},
+		{"256 bytes", map[string]any{"path": strings.Repeat("a", 253) + ".md", "content": "x"}, errWriteName},
+		{"too large", map[string]any{"path": "big.md", "content": strings.Repeat("x", 101)}, "content exceeds the 100-byte write limit"},
+		{"excluded", map[string]any{"path": "private.md", "content": "x"}, errWriteExcluded},
+		{"excluded by the built-in list", map[string]any{"path": "id_rsa", "content": "x"}, errWriteExcluded},
+		{"not included", map[string]any{"path": "a.txt", "content": "x"}, errWriteNoInclude},
+		{"symbolic link out", map[string]any{"path": "link.md", "content": "x"}, errWriteDest},
+		{"symbolic link in", map[string]any{"path": "inner-link.md", "content": "x"}, errWriteDest},
+		{"directory", map[string]any{"path": "adir.md", "content": "x"}, errWriteDest},
+		{"FIFO", map[string]any{"path": "fifo.md", "content": "x"}, errWriteDest},
+		// The checks run in the contract's order: name, size, exclude,
+		// include, destination.
+		{"name before size", map[string]any{"path": "Big.md", "content": strings.Repeat("x", 101)}, errWriteName},
+		{"size before exclude", map[string]any{"path": "private.md", "content": strings.Repeat("x", 101)}, "content exceeds the 100-byte write limit"},
+		{"exclude before include", map[string]any{"path": "id_ed25519", "content": "x"}, errWriteExcluded},
+		{"exclude before destination", map[string]any{"path": "secret.md", "content": "x"}, errWriteExcluded},
+		{"include before destination", map[string]any{"path": "plain", "content": "x"}, errWriteNoInclude},
 	} {
-		r := fails(t, cs, "write_text_file", tt.args, tt.want)
-		if strings.Contains(r.text, root) {
-			t.Errorf("error leaks the host path: %q", r.text)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			before := snapshot(t, root, outside)
+			r := call(t, cs, "write_text_file", tt.args)
+			if !r.isError || r.text != tt.want {
+				t.Errorf("write_text_file(%.80v): isError=%v %q, want %q", tt.args, r.isError, r.text, tt.want)
+			}
+			if after := snapshot(t, root, outside); after != before {
+				t.Errorf("a refused write changed the disk:\nbefore %s\nafter  %s", before, after)
+			}
+		})
 	}
 	assertNoTemp(t, root)
 }
@@ -70,9 +111,12 @@ func TestWrite(t *testing.T) {
 func TestWriteNeedsTopLevelInclude(t *testing.T) {
 	root := tree(t, map[string]string{"lib/a.go": "a"})
 	cs := worker(t, root, "--include", "lib/**")
-	fails(t, cs, "write_text_file", map[string]any{"path": "a.md", "content": "x"}, "no --include pattern of this root matches a file in the root itself")
+	fails(t, cs, "write_text_file", map[string]any{"path": "a.md", "content": "x"}, errWriteNoTop)
 	cs = worker(t, root, "--include", "lib/**", "--include", "*.md")
-	fails(t, cs, "write_text_file", map[string]any{"path": "a.txt", "content": "x"}, "not matched by any --include")
+	r := fails(t, cs, "write_text_file", map[string]any{"path": "a.txt", "content": "x"}, errWriteNoInclude)
+	if r.text != errWriteNoInclude {
+		t.Errorf("text %q, want exactly %q", r.text, errWriteNoInclude)
+	}
 	ok(t, cs, "write_text_file", map[string]any{"path": "a.md", "content": "x"})
 }
 

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
-	"unicode"
+	"regexp"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
-	"github.com/fsmcp/fsmcp/worker/relpath"
 )
 
 type writeArgs struct {
@@ -22,45 +20,48 @@ type writeResult struct {
 	ContentHash string `json:"content_hash"`
 }
 
+// writeName is the contract's rule for a write's path: one lowercase
+// basename, directly in the root. It also keeps the temporary files' names
+// (which start with a dot) out of reach.
+var writeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,254}$`)
+
+// The write tool's texts, verbatim from the wire contract.
+const (
+	errWriteName      = "path must be one lowercase basename of letters, digits, dots, underscores, or hyphens"
+	errWriteExcluded  = "path matches an --exclude pattern of this root"
+	errWriteNoInclude = "path matches no --include pattern of this root"
+	errWriteNoTop     = "no --include pattern of this root matches a file in the root itself, so no write can be accepted; " +
+		"a write names one basename and lands in the root, so add an --include pattern without a directory prefix, such as '**'"
+	errWriteDest   = "destination is not a writable regular file"
+	errWriteFailed = "write failed"
+)
+
+// writeTextFile checks a write in the contract's order (name, size,
+// exclude, include, destination) and then replaces the file atomically.
 func (r *Root) writeTextFile(_ context.Context, a writeArgs) ([]byte, error) {
-	name, err := relpath.Clean(a.Path)
+	name := a.Path
 	switch {
-	case err != nil:
-		return nil, toolErrorf("%v", err)
-	case name == "":
-		return nil, toolErrorf("path must name a file: one lowercase basename in the root")
-	case strings.Contains(name, "/"):
-		return nil, toolErrorf("write_text_file takes one basename in the root, not a path with directories")
-	case strings.IndexFunc(name, unicode.IsUpper) >= 0:
-		return nil, toolErrorf("write_text_file takes a lowercase basename")
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return nil, toolErrorf("path must not contain control characters")
-	case confine.IsTempName(name):
-		return nil, toolErrorf("%q is reserved for the server's temporary files", name)
+	case !writeName.MatchString(name):
+		return nil, toolErrorf(errWriteName)
 	case a.Content == nil:
 		return nil, toolErrorf("content is required")
 	}
-	if !r.sel.ReachesTopLevel() {
-		return nil, toolErrorf("no --include pattern of this root matches a file in the root itself")
-	}
-	if !r.sel.Included(name) {
-		return nil, toolErrorf("%q is not matched by any --include pattern of this root, so it could not be read back", name)
-	}
-	if r.sel.Excluded(name) {
-		return nil, toolErrorf("%q is excluded (by --exclude or the built-in list), so it could not be read back", name)
-	}
 	data := []byte(*a.Content)
-	if int64(len(data)) > r.lim.MaxWriteBytes {
-		return nil, toolErrorf("content is %d bytes; --max-write-bytes allows %d", len(data), r.lim.MaxWriteBytes)
-	}
-	if r.lim.MaxFileBytes > 0 && int64(len(data)) > r.lim.MaxFileBytes {
-		return nil, toolErrorf("content is %d bytes; files over --max-file-bytes %d are not served, so it could not be read back", len(data), r.lim.MaxFileBytes)
+	switch {
+	case int64(len(data)) > r.lim.MaxWriteBytes:
+		return nil, toolErrorf("content exceeds the %d-byte write limit", r.lim.MaxWriteBytes)
+	case r.sel.Excluded(name):
+		return nil, toolErrorf(errWriteExcluded)
+	case !r.sel.ReachesTopLevel():
+		return nil, toolErrorf(errWriteNoTop)
+	case !r.sel.Included(name):
+		return nil, toolErrorf(errWriteNoInclude)
 	}
 	if err := r.dir.WriteFileAtomic(name, data); err != nil {
-		if errors.Is(err, confine.ErrNotRegular) {
-			return nil, toolErrorf("%q exists and is not a regular file", name)
+		if errors.Is(err, confine.ErrNotWritable) {
+			return nil, toolErrorf(errWriteDest)
 		}
-		return nil, toolErrorf("could not write %q; the old contents, if any, are unchanged", name)
+		return nil, toolErrorf(errWriteFailed)
 	}
 	return json.Marshal(writeResult{Path: name, Bytes: len(data), ContentHash: "sha256:" + sha256Hex(data)})
 }

@@ -19,9 +19,7 @@
 package confine
 
 import (
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -680,120 +678,6 @@ func indexZero(b []byte) int {
 		}
 	}
 	return -1
-}
-
-// testHookBeforeRename, when set by tests, runs in WriteFileAtomic after the
-// temp file is written and before it is renamed over the destination.
-var testHookBeforeRename func()
-
-// WriteFileAtomic replaces (or creates) the file name, one component
-// directly in the root, with data: a temp file named
-// TempPrefix+random+TempSuffix is created with O_EXCL|O_NOFOLLOW, written,
-// fsynced and renamed over name, then the root directory is fsynced.
-//
-// A destination that exists and is neither a regular file nor a symlink is
-// refused with ErrNotRegular. A symlink or hard-linked destination is
-// replaced by the rename, never written through. The permission bits of an
-// existing regular destination are preserved; a new file gets 0644 (subject
-// to umask). On failure the temp file is removed.
-func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
-	if !validName(name) {
-		return fmt.Errorf("write: %w", errInvalidPath)
-	}
-	rootfd, err := r.h.acquire()
-	if err != nil {
-		return pathErr("write", name, err)
-	}
-	defer r.h.release()
-
-	perm := uint32(0o644)
-	preserve := false
-	var st unix.Stat_t
-	switch err := unix.Fstatat(rootfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == nil:
-		switch modeKind(st.Mode) {
-		case KindFile:
-			perm = st.Mode & 0o777
-			preserve = true
-		case KindSymlink:
-			// replaced by the rename, link target untouched
-		default:
-			return pathErr("write", name, ErrNotRegular)
-		}
-	case err == unix.ENOENT:
-	default:
-		return pathErr("write", name, mapErrno(err))
-	}
-
-	var tmp string
-	var fd int
-	for attempt := 0; ; attempt++ {
-		var rnd [8]byte
-		if _, err := rand.Read(rnd[:]); err != nil {
-			return pathErr("write", name, err)
-		}
-		tmp = TempPrefix + hex.EncodeToString(rnd[:]) + TempSuffix
-		fd, err = retryEINTR(func() (int, error) {
-			return unix.Openat(rootfd, tmp,
-				unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
-		})
-		if err == nil {
-			break
-		}
-		if err == unix.EEXIST && attempt < 100 {
-			continue
-		}
-		return pathErr("write", name, mapErrno(err))
-	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			unix.Unlinkat(rootfd, tmp, 0)
-		}
-	}()
-
-	f := os.NewFile(uintptr(fd), tmp)
-	if preserve {
-		if err := unix.Fchmod(fd, perm); err != nil {
-			f.Close()
-			return pathErr("write", name, err)
-		}
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return pathErr("write", name, unwrapPathError(err))
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return pathErr("write", name, unwrapPathError(err))
-	}
-	if err := f.Close(); err != nil {
-		return pathErr("write", name, unwrapPathError(err))
-	}
-	if testHookBeforeRename != nil {
-		testHookBeforeRename()
-	}
-	if err := unix.Renameat(rootfd, tmp, rootfd, name); err != nil {
-		if err == unix.EISDIR || err == unix.ENOTEMPTY || err == unix.EEXIST {
-			return pathErr("write", name, ErrNotRegular)
-		}
-		return pathErr("write", name, mapErrno(err))
-	}
-	renamed = true
-	if err := unix.Fsync(rootfd); err != nil {
-		return pathErr("sync", ".", err)
-	}
-	return nil
-}
-
-// unwrapPathError strips the *os.PathError wrapper (whose Path is the temp
-// name; harmless, but keep messages uniform).
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Watch adds d to the change-notification set s.

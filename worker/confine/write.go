@@ -1,0 +1,142 @@
+//go:build linux
+
+package confine
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNotWritable is the refusal of a write destination that exists and is
+// not a regular file this process may write: a directory, a symbolic link,
+// a FIFO, socket or device, or a file whose permissions (or read-only
+// mount, or immutable flag) do not let this process write it.
+var ErrNotWritable = errors.New("destination is not a writable regular file")
+
+// newFileMode is the mode of a file a write creates.
+const newFileMode = 0o600
+
+// testHookBeforeRename, when set by tests, runs in WriteFileAtomic after the
+// temp file is written and before it is renamed over the destination.
+var testHookBeforeRename func()
+
+// WriteFileAtomic replaces (or creates) the file name, one component
+// directly in the root, with data.
+//
+// The destination must be absent or a regular file this process may write;
+// anything else is refused with ErrNotWritable before anything is created.
+// The check goes through an O_PATH descriptor, so a FIFO or device is never
+// opened. Then a temp file named TempPrefix+random+TempSuffix is created in
+// the root with O_EXCL|O_NOFOLLOW, written, given the destination's owner,
+// group, extended attributes (POSIX ACLs included) and mode, or mode 0600
+// for a new file, fsynced and renamed over name; the root directory is
+// fsynced last. A hard link at the destination is replaced, not written
+// through. On any failure the temp file is removed and the destination is
+// left as it was.
+func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
+	if !validName(name) {
+		return fmt.Errorf("write: %w", errInvalidPath)
+	}
+	rootfd, err := r.h.acquire()
+	if err != nil {
+		return pathErr("write", name, err)
+	}
+	defer r.h.release()
+
+	dest, err := inspectDestination(rootfd, name)
+	if err != nil {
+		return pathErr("write", name, err)
+	}
+	tmp, fd, err := createTemp(rootfd)
+	if err != nil {
+		return pathErr("write", name, err)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			unix.Unlinkat(rootfd, tmp, 0)
+		}
+	}()
+	f := os.NewFile(uintptr(fd), tmp)
+	if err := fillTemp(f, data, dest); err != nil {
+		f.Close()
+		return pathErr("write", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return pathErr("write", name, unwrapPathError(err))
+	}
+	if testHookBeforeRename != nil {
+		testHookBeforeRename()
+	}
+	if err := unix.Renameat(rootfd, tmp, rootfd, name); err != nil {
+		if err == unix.EISDIR || err == unix.ENOTEMPTY || err == unix.EEXIST {
+			return pathErr("write", name, ErrNotWritable)
+		}
+		return pathErr("write", name, mapErrno(err))
+	}
+	renamed = true
+	if err := unix.Fsync(rootfd); err != nil {
+		return pathErr("sync", ".", err)
+	}
+	return nil
+}
+
+// createTemp creates a fresh temp file in the root with mode 0600.
+func createTemp(rootfd int) (string, int, error) {
+	for attempt := 0; ; attempt++ {
+		var rnd [8]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return "", -1, err
+		}
+		tmp := TempPrefix + hex.EncodeToString(rnd[:]) + TempSuffix
+		fd, err := retryEINTR(func() (int, error) {
+			return unix.Openat(rootfd, tmp,
+				unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, newFileMode)
+		})
+		if err == nil {
+			return tmp, fd, nil
+		}
+		if err == unix.EEXIST && attempt < 100 {
+			continue
+		}
+		return "", -1, mapErrno(err)
+	}
+}
+
+// fillTemp writes data to the temp file f, gives it the destination's
+// metadata (or mode 0600 when there is no destination) and fsyncs it. The
+// data goes first: a write by an unprivileged process clears set-id bits,
+// and a chown clears them and file capabilities, so the metadata follows in
+// the order owner, attributes, mode.
+func fillTemp(f *os.File, data []byte, dest *destination) error {
+	if _, err := f.Write(data); err != nil {
+		return unwrapPathError(err)
+	}
+	fd := int(f.Fd())
+	if dest == nil {
+		if err := unix.Fchmod(fd, newFileMode); err != nil {
+			return fmt.Errorf("setting the mode: %w", err)
+		}
+	} else if err := dest.applyTo(fd); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return unwrapPathError(err)
+	}
+	return nil
+}
+
+// unwrapPathError strips the *os.PathError wrapper (whose Path is the temp
+// name; harmless, but keep messages uniform).
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
