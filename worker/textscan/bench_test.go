@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -110,4 +111,36 @@ func BenchmarkScanCommon(b *testing.B) { benchScan(b, []string{"Handler"}, false
 // code (bytes.Index anchors on the first byte; the scanner on the rarest).
 func BenchmarkScanRareCommonFirst(b *testing.B) {
 	benchScan(b, []string{"fsmcpRareNeedle_83afq"}, false)
+}
+
+// BenchmarkScanAdversarial scans a 4 MiB page of each adversarial input
+// (see automaton_test.go) and, alternating with it, the case-sensitive
+// search for the first term alone over the same bytes; x-one-term is the
+// ratio of the two.
+func BenchmarkScanAdversarial(b *testing.B) {
+	for _, tc := range adversarial {
+		b.Run(tc.name, func(b *testing.B) {
+			text := tc.text(4 << 20)
+			scan := func(terms []string, fold bool) time.Duration {
+				m, err := NewMatcher(terms, fold)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := NewScanner(m)
+				start := time.Now()
+				_, _, done, err := s.Scan(bytes.NewReader(text), int64(len(text)), Position{}, 1<<40, func(Match) bool { return true })
+				if err != nil || !done {
+					b.Fatal(done, err)
+				}
+				return time.Since(start)
+			}
+			var ours, ref time.Duration
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				ours += scan(tc.terms, tc.fold)
+				ref += scan(tc.terms[:1], false)
+			}
+			b.ReportMetric(float64(ours)/float64(ref), "x-one-term")
+		})
+	}
 }

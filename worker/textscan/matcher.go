@@ -11,6 +11,15 @@
 // "CAFÉ" matches "cafÉ" but not "café". A line that contains several terms
 // is reported once.
 //
+// Matching runs in time linear in the bytes scanned, whatever the terms
+// (up to MaxTerms of up to 256 bytes): each term is looked for by its rarest
+// byte and compared, which is fastest on ordinary text, and a guard counts
+// the comparison work; where it would exceed twice the bytes scanned (text
+// made of a term's own bytes, many terms) the rest of the scan runs on an
+// Aho-Corasick automaton, one table lookup per byte for all terms, folding
+// through its byte classes (see Scanner.find). MatchString, for paths, uses
+// the automaton for anything but one case-sensitive term.
+//
 // # Lines and evidence
 //
 // Lines are split on '\n'. A file without a trailing newline still has its
@@ -51,6 +60,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 const (
@@ -145,6 +155,15 @@ type Matcher struct {
 	terms  []term
 	fold   bool
 	maxLen int
+
+	autoOnce sync.Once
+	ac       *automaton // built on first use
+}
+
+// auto returns the matcher's Aho-Corasick automaton, building it once.
+func (m *Matcher) auto() *automaton {
+	m.autoOnce.Do(func() { m.ac = newAutomaton(m.terms, m.fold) })
+	return m.ac
 }
 
 // NewMatcher builds a Matcher for 1..MaxTerms non-empty terms, none
@@ -204,38 +223,14 @@ func (m *Matcher) FoldASCII() bool { return m.fold }
 // MaxTermLen is the length in bytes of the longest term.
 func (m *Matcher) MaxTermLen() int { return m.maxLen }
 
-// MatchString reports whether any term occurs in s.
+// MatchString reports whether any term occurs in s, in time linear in
+// len(s) whatever the terms: one case-sensitive term is strings.Contains,
+// anything else one pass of the Aho-Corasick automaton.
 func (m *Matcher) MatchString(s string) bool {
-	for i := range m.terms {
-		t := &m.terms[i]
-		if m.fold {
-			if containsFold(s, t.s) {
-				return true
-			}
-		} else if strings.Contains(s, t.s) {
-			return true
-		}
+	if len(m.terms) == 1 && !m.fold {
+		return strings.Contains(s, m.terms[0].s)
 	}
-	return false
-}
-
-// containsFold reports whether t (already lower-cased) occurs in s with
-// ASCII letters folded.
-func containsFold(s, t string) bool {
-	n := len(t)
-	for i := 0; i+n <= len(s); i++ {
-		if lower[s[i]] != t[0] {
-			continue
-		}
-		j := 1
-		for j < n && lower[s[i+j]] == t[j] {
-			j++
-		}
-		if j == n {
-			return true
-		}
-	}
-	return false
+	return find(m.auto(), s, 0) >= 0
 }
 
 // foldEq reports whether b equals t (lower-cased) with ASCII letters folded;

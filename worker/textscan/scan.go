@@ -2,6 +2,7 @@ package textscan
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"math"
 	"sync"
@@ -47,7 +48,22 @@ type Scanner struct {
 
 	chunk   int // usual read size (readChunk; smaller in tests)
 	maxLine int // MaxLineBytes (smaller in tests)
+
+	// ctx, when set, ends a Scan between regions (at least every
+	// MaxLineBytes scanned) once it is done.
+	ctx context.Context
+	// The guard of one Scan call (see find): comparison work done by the
+	// anchor search, the bytes of the regions reached, and whether the
+	// call has switched to the automaton.
+	work, reached int64
+	linear        bool
+	// alwaysLinear starts every Scan on the automaton (tests).
+	alwaysLinear bool
 }
+
+// SetContext makes every later Scan stop with ctx's error, within
+// MaxLineBytes of scanning, once ctx is done.
+func (s *Scanner) SetContext(ctx context.Context) { s.ctx = ctx }
 
 // bufPool holds the buffers of released Scanners, so a page's scan does
 // not allocate (and soon collect) another quarter MiB.
@@ -104,6 +120,7 @@ func (s *Scanner) Scan(r io.ReaderAt, size int64, pos Position, budget int64, em
 		s.buf, s.off = s.buf[:0], cur
 	}
 	s.head = nil
+	s.work, s.reached, s.linear = 0, 0, s.alwaysLinear
 
 	// win: inside a giant line, cur at a window boundary; first: that
 	// boundary is the line start.
@@ -120,6 +137,11 @@ func (s *Scanner) Scan(r io.ReaderAt, size int64, pos Position, budget int64, em
 	}
 
 	for cur < limit {
+		if s.ctx != nil {
+			if err := s.ctx.Err(); err != nil {
+				return Position{Offset: cur, Line: line}, cur - start, false, err
+			}
+		}
 		if win {
 			ncur, nline, last, stop, err := s.window(r, size, cur, line, first, emit)
 			if err != nil {
@@ -154,6 +176,7 @@ func (s *Scanner) Scan(r io.ReaderAt, size int64, pos Position, budget int64, em
 				continue
 			}
 		}
+		s.reached += int64(len(region))
 		n, lines, stop := s.lines(region, cur, line, emit)
 		cur += int64(n)
 		line += lines
@@ -287,8 +310,9 @@ func (s *Scanner) window(r io.ReaderAt, size, a int64, line int, first bool, emi
 	case j >= 0:
 		search = data[:j]
 	}
+	s.reached += int64(len(search))
 	s.reset()
-	if m := s.find(search, 0); m >= 0 && m < own {
+	if s.findBefore(search, own) {
 		p := data[:own]
 		if validWindow(p, !first, !last) {
 			stop = !emit(Match{Line: line, Offset: a, Text: evidence(p, !first, last)})
@@ -354,21 +378,63 @@ func (s *Scanner) reset() {
 	}
 }
 
-// find returns the earliest start >= from of any term in buf, or -1. Calls
-// for one region must have non-decreasing from.
+// find returns the start >= from of a term occurrence in buf on the first
+// line that holds one, or -1. Calls for one region must have non-decreasing
+// from.
+//
+// Each term is looked for by its anchor (memchr for its rarest byte, then a
+// comparison), which is fastest on ordinary text; but on text made of a
+// term's own bytes every candidate costs a comparison as long as the term,
+// and with many terms each scans the region on its own. So the comparison
+// work is charged (see charge), and once it exceeds twice the bytes the
+// call has reached, the rest of the call runs on the Aho-Corasick automaton:
+// one table lookup per byte for all terms at once, folded or not. A single
+// case-sensitive term falls back to bytes.Index instead, as before (its
+// Rabin-Karp fallback is linear).
 func (s *Scanner) find(buf []byte, from int) int {
-	best := none
-	for i := range s.st {
-		st := &s.st[i]
-		if st.next < from {
-			st.next = s.findTerm(i, buf, from)
+	if !s.linear {
+		best := none
+		for i := range s.st {
+			st := &s.st[i]
+			if st.next < from {
+				st.next = s.findTerm(i, buf, from)
+			}
+			best = min(best, st.next)
 		}
-		best = min(best, st.next)
+		if !s.linear {
+			if best == none {
+				return -1
+			}
+			return best
+		}
 	}
-	if best == none {
-		return -1
+	return find(s.m.auto(), buf, from)
+}
+
+// findBefore reports whether a term occurrence in buf starts before own.
+func (s *Scanner) findBefore(buf []byte, own int) bool {
+	if !s.linear {
+		m := s.find(buf, 0)
+		if !s.linear {
+			return m >= 0 && m < own
+		}
 	}
-	return best
+	return findBefore(s.m.auto(), buf, 0, own)
+}
+
+// workSlack is the comparison work a Scan call may do before the guard
+// compares it with the bytes reached: enough that ordinary text never
+// switches.
+const workSlack = 64 << 10
+
+// charge adds n bytes of comparison work to the call's guard and reports
+// whether the call has now switched to the automaton.
+func (s *Scanner) charge(n int) bool {
+	s.work += int64(n)
+	if s.work > 2*s.reached+workSlack {
+		s.linear = true
+	}
+	return s.linear
 }
 
 func (s *Scanner) findTerm(i int, buf []byte, from int) int {
@@ -379,12 +445,23 @@ func (s *Scanner) findTerm(i int, buf []byte, from int) int {
 	}
 	st := &s.st[i]
 	start, fails := from, 0
+	single := len(s.m.terms) == 1
 	for {
 		if !s.m.fold && fails > 4+(from-start)>>4 {
 			// The anchor byte is common here: bytes.Index copes with
 			// that (it falls back to a rolling hash) and the anchor
-			// loop does not.
-			if j := bytes.Index(buf[from:], t.b); j >= 0 {
+			// loop does not. With several terms its pass over the
+			// region is charged: many terms doing so are one pass of
+			// the automaton instead.
+			j := bytes.Index(buf[from:], t.b)
+			span := len(buf) - from
+			if j >= 0 {
+				span = j + n
+			}
+			if !single && s.charge(span) {
+				return none
+			}
+			if j >= 0 {
 				return from + j
 			}
 			return none
@@ -416,6 +493,9 @@ func (s *Scanner) findTerm(i int, buf []byte, from int) int {
 		}
 		from = at + 1
 		fails++
+		if (s.m.fold || !single) && s.charge(n) {
+			return none
+		}
 	}
 }
 

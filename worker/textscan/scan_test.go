@@ -364,6 +364,7 @@ func TestResumeExact(t *testing.T) {
 			want := reference(text, terms, fold, maxLine)
 			for _, chunk := range []int{1, 5, 64, readChunk} {
 				s := newTestScanner(t, terms, fold, chunk, maxLine)
+				s.alwaysLinear = iter%2 == 1 // the automaton alone
 				full := scanAll(t, s, text, 1<<40)
 				checkMatches(t, full, want)
 				for _, b := range budgets {
@@ -483,9 +484,12 @@ func FuzzScan(f *testing.F) {
 			maxLine = 16
 		}
 		want := reference(text, terms, fold, maxLine)
-		s := newTestScanner(t, terms, fold, 7, maxLine)
-		checkMatches(t, scanAll(t, s, text, 1<<40), want)
-		checkMatches(t, scanAll(t, s, text, int64(budget)), want)
+		for _, linear := range []bool{false, true} {
+			s := newTestScanner(t, terms, fold, 7, maxLine)
+			s.alwaysLinear = linear
+			checkMatches(t, scanAll(t, s, text, 1<<40), want)
+			checkMatches(t, scanAll(t, s, text, int64(budget)), want)
+		}
 		m, _ := NewMatcher(terms, fold)
 		if got, exp := m.MatchString(string(text)), refContains(text, terms, fold); got != exp {
 			t.Fatalf("MatchString = %v, want %v", got, exp)
