@@ -2,8 +2,11 @@ package worker
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/watch"
@@ -11,8 +14,40 @@ import (
 
 // maxWatches bounds the inotify watches one root holds for its cached
 // inventories: one per served file and directory of each cached scope. A
-// scope that would need more is inventoried on every page instead.
-const maxWatches = 1 << 15
+// scope that would need more is inventoried on every page instead. It is
+// the smaller of 32,768 and an eighth of the user's inotify watch limit as
+// the process starts (see userWatchLimit), so a handful of workers never
+// use up what the user's other programs need.
+var maxWatches = min(1<<15, userWatchLimit()/8)
+
+// userWatchLimit is the number of inotify watches this process's user may
+// hold: fs.inotify.max_user_watches, or the user namespace's own limit
+// (user.max_inotify_watches) where that is lower. Where neither can be
+// read it is 8<<15, so the cap stays 32,768.
+func userWatchLimit() int {
+	limit := 8 << 15
+	for _, f := range []string{"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 {
+			limit = min(limit, n)
+		}
+	}
+	return limit
+}
+
+// watchIdle is how long kept inventories outlive the last text search of
+// their root: then their watches are given back, and the next search walks
+// again. FSMCP_TEST_WATCH_IDLE (a Go duration) sets it for tests only; it is
+// not an interface.
+var watchIdle = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("FSMCP_TEST_WATCH_IDLE")); err == nil && d > 0 {
+		return d
+	}
+	return time.Minute
+}()
 
 // inventory is a text-search scope as one walk found it: its served files
 // in path order with their identities, and the state a cursor binds.
@@ -42,6 +77,10 @@ type inventories struct {
 	mu     sync.Mutex
 	set    *watch.Set
 	scopes map[string]*inventory
+	// idle ends the keeping watchIdle after the last use (used); nil while
+	// nothing is kept.
+	idle *time.Timer
+	used time.Time
 }
 
 // newInventories returns an empty cache whose scopes may hold up to max
@@ -53,6 +92,40 @@ func newInventories(max int) *inventories {
 func (c *inventories) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.forget()
+}
+
+// forget drops every kept inventory and gives the watches back; c.mu held.
+func (c *inventories) forget() {
+	c.set.Close()
+	c.scopes = nil
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
+}
+
+// touch records a use and makes sure the idle timer runs; c.mu held.
+func (c *inventories) touch() {
+	c.used = time.Now()
+	if c.idle == nil && c.set.Len() > 0 {
+		c.idle = time.AfterFunc(watchIdle, c.expire)
+	}
+}
+
+// expire gives the watches back once the cache has been idle for
+// watchIdle, or waits again for the rest of that time.
+func (c *inventories) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idle == nil {
+		return // forgotten meanwhile
+	}
+	if left := watchIdle - time.Since(c.used); left > 0 {
+		c.idle.Reset(left)
+		return
+	}
+	c.idle = nil
 	c.set.Close()
 	c.scopes = nil
 }
@@ -62,6 +135,7 @@ func (r *Root) scopeInventory(ctx context.Context, s *search) (*inventory, error
 	c := r.inv
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.touch()
 	if changed, err := c.set.Changed(); changed || err != nil {
 		c.scopes = nil
 	}
@@ -82,11 +156,14 @@ func (r *Root) scopeInventory(ctx context.Context, s *search) (*inventory, error
 		return nil, err
 	}
 	inv := &inventory{files: files, state: state}
-	if s.w.watch != nil {
+	switch {
+	case s.w.watch != nil:
 		if c.scopes == nil {
 			c.scopes = map[string]*inventory{}
 		}
 		c.scopes[s.dir] = inv
+	case len(c.scopes) == 0:
+		c.set.Close() // the watches of a walk that is not kept serve nothing
 	}
 	return inv, nil
 }
@@ -143,6 +220,9 @@ func (r *Root) walkScope(ctx context.Context, s *search) ([]scopedFile, error) {
 			return nil
 		}
 		id, err := d.Stat(name)
+		if err != nil && !gone(err) {
+			return errDirUnreadable
+		}
 		if err != nil || id.Kind() != confine.KindFile {
 			return nil
 		}

@@ -125,7 +125,7 @@ func TestInventorySwappedScope(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := r.openSearch("search_text", searchTextArgs{Query: "needle", Path: "a/d"})
+			s, err := r.openSearch(context.Background(), "search_text", searchTextArgs{Query: "needle", Path: "a/d"})
 			if err != nil {
 				t.Fatal(err)
 			}

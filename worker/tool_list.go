@@ -52,7 +52,7 @@ func (r *Root) listDirectory(ctx context.Context, a listArgs) (*pageResult, erro
 	if err != nil {
 		return nil, err
 	}
-	w := r.newWalk()
+	w := r.newWalk(ctx)
 	dir, d, err := w.openScope(a.Path)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ type search struct {
 
 // openSearch checks a search call's arguments and opens its scope; the
 // caller closes s.d.
-func (r *Root) openSearch(tool string, a searchFilesArgs) (*search, error) {
+func (r *Root) openSearch(ctx context.Context, tool string, a searchFilesArgs) (*search, error) {
 	limit, err := pageLimit(a.Limit, defaultLimit, maxLimit)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (r *Root) openSearch(tool string, a searchFilesArgs) (*search, error) {
 	if err != nil {
 		return nil, toolErrorf("%v", err)
 	}
-	w := r.newWalk()
+	w := r.newWalk(ctx)
 	dir, d, err := w.openScope(a.Path)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (r *Root) openSearch(tool string, a searchFilesArgs) (*search, error) {
 }
 
 func (r *Root) searchFiles(ctx context.Context, a searchFilesArgs) (*pageResult, error) {
-	s, err := r.openSearch(toolset.SearchFiles, a)
+	s, err := r.openSearch(ctx, toolset.SearchFiles, a)
 	if err != nil {
 		return nil, err
 	}

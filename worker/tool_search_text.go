@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -37,7 +38,7 @@ type scopedFile struct {
 }
 
 func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, error) {
-	s, err := r.openSearch(toolset.SearchText, a)
+	s, err := r.openSearch(ctx, toolset.SearchText, a)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +66,7 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 
 	fit := newFitter(r.lim.MaxResultBytes)
 	sc := textscan.NewScanner(s.m)
+	sc.SetContext(ctx)
 	defer sc.Release()
 	budget := r.lim.MaxScanBytes
 	full := false
@@ -135,6 +137,9 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 		}
 		return true
 	})
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return next, false, false, err
+	}
 	if err != nil {
 		return next, false, false, readFailure(f, id, sf.path)
 	}

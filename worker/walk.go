@@ -1,10 +1,14 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/relpath"
@@ -14,13 +18,48 @@ import (
 // walk is one traversal of the root, with its ceilings.
 type walk struct {
 	r                    *Root
+	ctx                  context.Context
 	files, dirs, entries int64
+	// visited counts the entries the walk has gone through, for its
+	// cancellation checks (one every cancelEvery).
+	visited int64
 	// watch, when set, gets every directory the walk reads and every file
 	// entry it hands out, each before it is read (see inventories).
 	watch *watch.Set
 }
 
-func (r *Root) newWalk() *walk { return &walk{r: r} }
+// newWalk starts a traversal that ends with ctx's error once ctx is done:
+// it looks before reading each directory and every cancelEvery entries.
+func (r *Root) newWalk(ctx context.Context) *walk { return &walk{r: r, ctx: ctx} }
+
+// cancelEvery is how many entries a walk goes through between two looks at
+// its context.
+const cancelEvery = 1000
+
+// errDirUnreadable is the answer when a directory the walk needs cannot be
+// opened or read for a reason other than its being gone: the call fails
+// rather than answer as if the directory were empty. It names no path.
+var errDirUnreadable = toolErrorf("a directory could not be read")
+
+// visit counts one entry gone through and, every cancelEvery, reports the
+// walk's context error.
+func (w *walk) visit() error {
+	if w.visited++; w.visited%cancelEvery == 0 {
+		return w.ctx.Err()
+	}
+	return nil
+}
+
+// gone reports whether err, from opening or stat'ing an entry, means the
+// entry is not there to serve: missing (ENOENT), not a directory (ENOTDIR),
+// a symbolic link (ELOOP), or one the process may not read (EACCES, EPERM),
+// which stays so from call to call and is served by no tool. Any other
+// failure (EMFILE, ENFILE, ENOMEM, EIO, ...) is transient or a fault, and
+// must fail the call, not shorten its answer.
+func gone(err error) bool {
+	return errors.Is(err, confine.ErrNotExist) || errors.Is(err, confine.ErrNotDir) ||
+		errors.Is(err, confine.ErrSymlink) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+}
 
 // entry is a directory entry the walk may use.
 type entry struct {
@@ -43,9 +82,12 @@ func (w *walk) readDir(d *confine.Dir, dir string) ([]entry, error) {
 // readDirUnsorted reads d's files and directories in directory order,
 // counting them against --max-entries.
 func (w *walk) readDirUnsorted(d *confine.Dir, dir string) ([]entry, error) {
+	if err := w.ctx.Err(); err != nil {
+		return nil, err
+	}
 	es, err := d.Entries()
 	if err != nil {
-		return nil, toolErrorf("cannot read directory %s", display(dir))
+		return nil, errDirUnreadable
 	}
 	w.entries += int64(len(es))
 	if w.entries > w.r.lim.MaxEntries {
@@ -53,7 +95,10 @@ func (w *walk) readDirUnsorted(d *confine.Dir, dir string) ([]entry, error) {
 	}
 	out := make([]entry, 0, len(es))
 	for _, e := range es {
-		if e.Kind == confine.KindFile || e.Kind == confine.KindDir {
+		// A name that is not UTF-8 cannot be named back in a JSON
+		// call, so nothing under it is served: not listed, not
+		// searched, not descended into.
+		if (e.Kind == confine.KindFile || e.Kind == confine.KindDir) && utf8.ValidString(e.Name) {
 			out = append(out, entry{e.Name, e.Kind})
 		}
 	}
@@ -83,8 +128,8 @@ func (e entry) after(i int) int {
 }
 
 // enter opens the child directory name of d for walking, counting it
-// against the ceilings. It returns nil, nil when the directory vanished or
-// turned into something else meanwhile.
+// against the ceilings. It returns nil, nil when the directory is gone (see
+// gone): vanished, turned into something else meanwhile, or unreadable.
 func (w *walk) enter(d *confine.Dir, path string) (*confine.Dir, error) {
 	depth := int64(strings.Count(path, "/") + 1)
 	if depth > w.r.lim.MaxDepth {
@@ -96,10 +141,13 @@ func (w *walk) enter(d *confine.Dir, path string) (*confine.Dir, error) {
 	}
 	name := path[strings.LastIndexByte(path, '/')+1:]
 	sub, err := d.OpenDir(name)
-	if err != nil {
+	switch {
+	case err == nil:
+		return sub, nil
+	case gone(err):
 		return nil, nil // gone, or swapped for a link: not served
 	}
-	return sub, nil
+	return nil, errDirUnreadable
 }
 
 // fileServed decides whether the file entry at path is served: the
@@ -112,6 +160,9 @@ func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Ide
 	var st *confine.Identity
 	if w.r.lim.MaxFileBytes > 0 {
 		id, err := d.Stat(name)
+		if err != nil && !gone(err) {
+			return false, nil, errDirUnreadable
+		}
 		if err != nil || id.Kind() != confine.KindFile || id.Size > w.r.lim.MaxFileBytes {
 			return false, nil, nil
 		}
@@ -135,6 +186,9 @@ func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path
 		return err
 	}
 	for _, e := range es {
+		if err := w.visit(); err != nil {
+			return err
+		}
 		path := relpath.Join(dir, e.name)
 		if e.kind == confine.KindDir {
 			if w.r.sel.PruneDir(path) {
@@ -193,6 +247,9 @@ func (w *walk) holdsServedFile(d *confine.Dir, dir string) (bool, error) {
 		if e.kind != confine.KindFile {
 			continue
 		}
+		if err := w.visit(); err != nil {
+			return false, err
+		}
 		ok, _, err := w.fileServed(d, relpath.Join(dir, e.name), e.name)
 		if ok || err != nil {
 			return ok, err
@@ -247,10 +304,13 @@ func (w *walk) openScope(arg string) (string, *confine.Dir, error) {
 		if errors.Is(err, confine.ErrSymlink) {
 			return "", nil, toolErrorf("%s goes through a symbolic link, which this server does not follow", display(dir))
 		}
+		if !gone(err) {
+			return "", nil, errDirUnreadable
+		}
 		return "", nil, notServed
 	}
 	if dir != "" {
-		ok, err := w.r.newWalk().holdsServedFile(d, dir)
+		ok, err := w.r.newWalk(w.ctx).holdsServedFile(d, dir)
 		if err != nil {
 			d.Close()
 			return "", nil, err
