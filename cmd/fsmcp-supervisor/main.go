@@ -3,6 +3,8 @@
 // reference in manifests/.
 //
 //	fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
+//	fsmcp-supervisor tools --manifest FILE               list the tools a host would see
+//	fsmcp-supervisor call --manifest FILE TOOL [JSON] [--all]   make one call, print the result
 //	fsmcp-supervisor check FILE...                       validate manifests, start nothing
 //	fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|vscode|ptc] [--per-root]   print a host entry
 package main
@@ -25,6 +27,8 @@ import (
 const exitUsage = 64
 
 const usage = `Usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
+       fsmcp-supervisor tools --manifest FILE [--json]
+       fsmcp-supervisor call --manifest FILE TOOL [JSON-ARGUMENTS] [--all]
        fsmcp-supervisor check FILE...
        fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|vscode|ptc] [--per-root] [--name fsmcp] [--worker BIN]
 
@@ -37,6 +41,11 @@ one fsmcp-worker process per root.
   --log-level L     trace, debug, info, warn, error or off (warn); hclog lines on stderr
   --version         print the version
 
+  tools             start the manifest's roots and list the tools a host would see
+                    (name, effect, description; --json: the tools/list entries)
+  call TOOL [JSON]  start the manifest's roots, make one tool call with the JSON
+                    object as arguments, print its structuredContent as indented
+                    JSON and exit; --all follows next_cursor and prints the pages
   check FILE...     validate manifests without starting anything: exit 0, or 64
                     with one FILE:LINE: field: message line per bad manifest
   host-entry        print a host entry that starts this supervisor on the manifest,
@@ -68,6 +77,10 @@ func oneProc() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
+		case "tools":
+			return tools(args[1:], stdout, stderr)
+		case "call":
+			return call(args[1:], stdout, stderr)
 		case "check":
 			return check(args[1:], stdout, stderr)
 		case "host-entry":

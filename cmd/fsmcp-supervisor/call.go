@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/supervisor"
+	"github.com/fsmcp/fsmcp/supervisor/hostentry"
+	"github.com/fsmcp/fsmcp/worker"
+)
+
+// maxPages bounds call --all: a traversal that keeps issuing cursors past
+// this many pages is reported, not followed forever.
+const maxPages = 100000
+
+// session is a supervisor started on a manifest for one command, with a
+// client connected to it.
+type session struct {
+	cs      *mcp.ClientSession
+	cleanup func()
+}
+
+// startSession checks the manifest as startup would, then starts this
+// binary as the supervisor on it, with this process's environment (so
+// cursor keys are found), and connects to it over stdio.
+func startSession(ctx context.Context, manifestFile, workerFlag string, stderr io.Writer) (*session, error) {
+	if _, err := supervisor.Load(manifestFile, nil); err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot tell where this binary is: %v", err)
+	}
+	s := &session{cleanup: func() {}}
+	bin, err := findWorker(workerFlag)
+	if err != nil {
+		bin, s.cleanup, err = buildWorker(err)
+		if err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(self, "--manifest", manifestFile, "--worker", bin)
+	cmd.Stderr = stderr
+	s.cs, err = mcp.NewClient(&mcp.Implementation{Name: "fsmcp-supervisor-cli", Version: worker.Version()}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		s.cleanup()
+		return nil, &startError{err}
+	}
+	return s, nil
+}
+
+// startError is a supervisor that was started and did not come up: not bad
+// input, so it exits 1 rather than 64.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return "starting the supervisor: " + e.err.Error() }
+
+// sessionError prints err and returns its exit status.
+func sessionError(stderr io.Writer, err error) int {
+	var se *startError
+	if errors.As(err, &se) {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return 1
+	}
+	return usageError(stderr, err)
+}
+
+func (s *session) close() {
+	s.cs.Close()
+	s.cleanup()
+}
+
+// buildWorker covers `go run ./cmd/fsmcp-supervisor` in a fresh checkout,
+// where no fsmcp-worker binary exists yet: a development build of this
+// module builds the worker from the same checkout into a temporary folder.
+// Any other build reports notFound.
+func buildWorker(notFound error) (string, func(), error) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Path != "github.com/fsmcp/fsmcp" || bi.Main.Version != "(devel)" {
+		return "", nil, notFound
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", nil, notFound
+	}
+	dir, err := os.MkdirTemp("", "fsmcp-worker-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	bin := filepath.Join(dir, "fsmcp-worker")
+	out, err := exec.Command(goBin, "build", "-o", bin, "github.com/fsmcp/fsmcp/cmd/fsmcp-worker").CombinedOutput()
+	if err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("%v, and building it from this checkout failed: %s", notFound, strings.TrimSpace(string(out)))
+	}
+	return bin, cleanup, nil
+}
+
+// interleaved parses flags that may come before, between or after the
+// positional arguments, which it returns.
+func interleaved(fl *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fl.Parse(args); err != nil {
+			return nil, err
+		}
+		if fl.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fl.Arg(0))
+		args = fl.Args()[1:]
+	}
+}
+
+// tools prints the tools a host would see: one line each (name, effect,
+// description), or with --json the tools/list entries as served.
+func tools(args []string, stdout, stderr io.Writer) int {
+	fl := newFlags()
+	manifestFile := fl.String("manifest", "", "")
+	workerBin := fl.String("worker", "", "")
+	asJSON := fl.Bool("json", false, "")
+	const short = "usage: fsmcp-supervisor tools --manifest FILE [--json] [--worker BIN]"
+	pos, err := interleaved(fl, args)
+	if code, done := flagResult(err, short, stdout, stderr); done {
+		return code
+	}
+	if *manifestFile == "" || len(pos) > 0 {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
+		return exitUsage
+	}
+	ctx := context.Background()
+	s, err := startSession(ctx, *manifestFile, *workerBin, stderr)
+	if err != nil {
+		return sessionError(stderr, err)
+	}
+	defer s.close()
+	var list []*mcp.Tool
+	for tool, err := range s.cs.Tools(ctx, nil) {
+		if err != nil {
+			fmt.Fprintf(stderr, "fsmcp-supervisor: tools/list: %v\n", err)
+			return 1
+		}
+		list = append(list, tool)
+	}
+	if *asJSON {
+		return printJSON(stdout, stderr, list)
+	}
+	for _, t := range list {
+		_, tool, _ := strings.Cut(t.Name, "_")
+		desc, _, _ := strings.Cut(t.Description, "\n")
+		fmt.Fprintf(stdout, "%-28s %-5s %s\n", t.Name, hostentry.Effect(tool), desc)
+	}
+	return 0
+}
+
+// call makes one tool call through a supervisor started on the manifest and
+// prints the result's structuredContent; with --all it follows next_cursor
+// and prints the array of pages.
+func call(args []string, stdout, stderr io.Writer) int {
+	fl := newFlags()
+	manifestFile := fl.String("manifest", "", "")
+	workerBin := fl.String("worker", "", "")
+	all := fl.Bool("all", false, "")
+	const short = "usage: fsmcp-supervisor call --manifest FILE TOOL [JSON-ARGUMENTS] [--all] [--worker BIN]"
+	pos, err := interleaved(fl, args)
+	if code, done := flagResult(err, short, stdout, stderr); done {
+		return code
+	}
+	if *manifestFile == "" || len(pos) < 1 || len(pos) > 2 {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
+		return exitUsage
+	}
+	tool, arguments := pos[0], map[string]any{}
+	if len(pos) == 2 {
+		dec := json.NewDecoder(strings.NewReader(pos[1]))
+		dec.UseNumber()
+		if err := dec.Decode(&arguments); err != nil || dec.More() || arguments == nil {
+			return usageError(stderr, fmt.Errorf("arguments %q are not a JSON object, such as '{\"path\": \"\"}'", pos[1]))
+		}
+	}
+	ctx := context.Background()
+	s, err := startSession(ctx, *manifestFile, *workerBin, stderr)
+	if err != nil {
+		return sessionError(stderr, err)
+	}
+	defer s.close()
+	var names []string
+	for t, err := range s.cs.Tools(ctx, nil) {
+		if err != nil {
+			fmt.Fprintf(stderr, "fsmcp-supervisor: tools/list: %v\n", err)
+			return 1
+		}
+		names = append(names, t.Name)
+	}
+	if !slices.Contains(names, tool) {
+		return usageError(stderr, fmt.Errorf("unknown tool %q; this manifest serves %s", tool, strings.Join(names, ", ")))
+	}
+	var pages []any
+	for len(pages) < maxPages {
+		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+		if err != nil {
+			fmt.Fprintf(stderr, "fsmcp-supervisor: %s: %v\n", tool, err)
+			return 1
+		}
+		if res.IsError {
+			fmt.Fprintf(stderr, "fsmcp-supervisor: %s: %s\n", tool, resultText(res))
+			return 1
+		}
+		page := res.StructuredContent
+		if page == nil {
+			page = resultText(res)
+		}
+		if !*all {
+			return printJSON(stdout, stderr, page)
+		}
+		pages = append(pages, page)
+		obj, _ := page.(map[string]any)
+		next, _ := obj["next_cursor"].(string)
+		if next == "" {
+			return printJSON(stdout, stderr, pages)
+		}
+		arguments["cursor"] = next
+	}
+	fmt.Fprintf(stderr, "fsmcp-supervisor: %s: still issuing cursors after %d pages; stopped\n", tool, maxPages)
+	return 1
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func printJSON(stdout, stderr io.Writer, v any) int {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return 1
+	}
+	if _, err := stdout.Write(b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// flagResult is parseFlags' answer for an error from interleaved.
+func flagResult(err error, short string, stdout, stderr io.Writer) (int, bool) {
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return 0, true
+	}
+	fmt.Fprintf(stderr, "fsmcp-supervisor: %v; %s\n", err, short)
+	return exitUsage, true
+}

@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// callManifest writes a manifest with a reader root over files and an
+// empty writer root; it returns the manifest and the writer's folder.
+func callManifest(t *testing.T, files map[string]string, extra string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for p, body := range files {
+		writeFile(t, filepath.Join(dir, "ws", p), body)
+	}
+	os.Mkdir(filepath.Join(dir, "out"), 0o755)
+	file := filepath.Join(dir, "fsmcp.yaml")
+	writeFile(t, file, "version: 1\nroots:\n  - name: reader\n    path: ws\n    include: ['**']\n    tools: read\n"+extra+
+		"  - name: writer\n    path: out\n    include: ['*.md']\n    tools: write\n")
+	return file, filepath.Join(dir, "out")
+}
+
+// TestSupervisorToolsCommand: tools lists what a host would see, one line
+// per tool with its effect, or the tools/list entries with --json.
+func TestSupervisorToolsCommand(t *testing.T) {
+	manifest, _ := callManifest(t, map[string]string{"a.md": "a\n"}, "")
+	code, out, errOut := cliRun(t, "", []string{}, supervisorBin, "tools", "--manifest", manifest)
+	if code != 0 || errOut != "" {
+		t.Fatalf("tools: exit %d: %s", code, errOut)
+	}
+	want := map[string]string{
+		"reader_list_directory": "read", "reader_read_text_file": "read", "reader_search_files": "read",
+		"reader_search_text": "read", "writer_write_text_file": "write",
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("tools printed %q", out)
+	}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) < 3 || want[f[0]] != f[1] || f[2] != "["+strings.SplitN(f[0], "_", 2)[0]+"]" {
+			t.Errorf("tools line %q", line)
+		}
+	}
+	code, out, errOut = cliRun(t, "", []string{}, supervisorBin, "tools", "--json", "--manifest", manifest)
+	var list []struct {
+		Name        string         `json:"name"`
+		InputSchema map[string]any `json:"inputSchema"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || len(list) != len(want) || list[0].InputSchema["type"] != "object" {
+		t.Errorf("tools --json: exit %d, %v: %.300s%s", code, err, out, errOut)
+	}
+}
+
+// TestSupervisorCallCommand: call makes one call and prints its
+// structuredContent; --all follows next_cursor to the end; writes land.
+func TestSupervisorCallCommand(t *testing.T) {
+	files := map[string]string{}
+	for i := range 7 {
+		files[fmt.Sprintf("f%d.md", i)] = fmt.Sprintf("file %d\n", i)
+	}
+	manifest, out := callManifest(t, files, "")
+	callJSON := func(v any, args ...string) {
+		t.Helper()
+		code, stdout, stderr := cliRun(t, "", []string{}, supervisorBin, append([]string{"call", "--manifest", manifest}, args...)...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("call %v: exit %d: %s", args, code, stderr)
+		}
+		if !strings.HasPrefix(stdout, "{\n  \"") && !strings.HasPrefix(stdout, "[\n  {") {
+			t.Errorf("call %v printed %q, want indented JSON", args, stdout)
+		}
+		if err := json.Unmarshal([]byte(stdout), v); err != nil {
+			t.Fatalf("call %v printed %q: %v", args, stdout, err)
+		}
+	}
+	type page struct {
+		Items      []struct{ Path string }
+		NextCursor *string `json:"next_cursor"`
+	}
+	var one page
+	callJSON(&one, "reader_list_directory", `{"path": "", "limit": 3}`)
+	if len(one.Items) != 3 || one.NextCursor == nil {
+		t.Errorf("one page of 3: %+v", one)
+	}
+	var pages []page
+	callJSON(&pages, "reader_list_directory", `{"path": "", "limit": 3}`, "--all")
+	var paths []string
+	for _, p := range pages {
+		for _, it := range p.Items {
+			paths = append(paths, it.Path)
+		}
+	}
+	if len(pages) != 3 || pages[2].NextCursor != nil || !slices.Equal(paths, []string{"f0.md", "f1.md", "f2.md", "f3.md", "f4.md", "f5.md", "f6.md"}) {
+		t.Errorf("--all: %d pages, paths %v", len(pages), paths)
+	}
+	var wrote struct{ Path string }
+	callJSON(&wrote, "writer_write_text_file", `{"path": "note.md", "content": "hello\n"}`)
+	if data, err := os.ReadFile(filepath.Join(out, "note.md")); err != nil || string(data) != "hello\n" || wrote.Path != "note.md" {
+		t.Errorf("write: %+v, file %q, %v", wrote, data, err)
+	}
+}
+
+// TestSupervisorCallBadInput: bad input is one stderr line and exit 64; a
+// tool error is its text and exit 1.
+func TestSupervisorCallBadInput(t *testing.T) {
+	manifest, _ := callManifest(t, map[string]string{"a.md": "a\n"}, "")
+	keyed, _ := callManifest(t, map[string]string{"a.md": "a\n"}, "    cursor_key_env: FSMCP_E2E_UNSET_KEY\n")
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	writeFile(t, bad, "version: 1\nroots:\n  - name: x\n    path: nowhere\n    include: ['**']\n    tools: read\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no manifest", []string{"call", "reader_list_directory"}, 64, "usage: fsmcp-supervisor call --manifest FILE TOOL"},
+		{"no tool", []string{"call", "--manifest", manifest}, 64, "usage: fsmcp-supervisor call"},
+		{"three positionals", []string{"call", "--manifest", manifest, "reader_list_directory", "{}", "{}"}, 64, "usage: fsmcp-supervisor call"},
+		{"unknown flag", []string{"call", "--manifest", manifest, "--every"}, 64, "flag provided but not defined: -every"},
+		{"arguments not an object", []string{"call", "--manifest", manifest, "reader_list_directory", "[1]"}, 64, `arguments "[1]" are not a JSON object`},
+		{"arguments not JSON", []string{"call", "--manifest", manifest, "reader_list_directory", "{path:"}, 64, `arguments "{path:" are not a JSON object`},
+		{"two objects", []string{"call", "--manifest", manifest, "reader_list_directory", "{} {}"}, 64, `are not a JSON object`},
+		{"unknown tool", []string{"call", "--manifest", manifest, "reader_delete"}, 64, `unknown tool "reader_delete"; this manifest serves reader_list_directory, `},
+		{"bad manifest", []string{"call", "--manifest", bad, "x_list_directory"}, 64, bad + ":4: roots[0].path: root folder \"nowhere\" does not exist"},
+		{"unset key", []string{"call", "--manifest", keyed, "reader_list_directory"}, 64, "environment variable FSMCP_E2E_UNSET_KEY is not set"},
+		{"tool error", []string{"call", "--manifest", manifest, "reader_read_text_file", `{"path": "gone.md"}`}, 1, `reader_read_text_file: no served file at "gone.md"`},
+		{"tools without manifest", []string{"tools"}, 64, "usage: fsmcp-supervisor tools --manifest FILE"},
+		{"tools stray argument", []string{"tools", "--manifest", manifest, "extra"}, 64, "usage: fsmcp-supervisor tools"},
+	} {
+		code, stdout, stderr := cliRun(t, "", []string{}, supervisorBin, tc.args...)
+		if code != tc.code || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "fsmcp-supervisor: ") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d and %q", tc.name, code, stdout, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// TestReadmeFirstCommand: the README's first command works from a fresh
+// checkout with only Go installed: `go run` builds the supervisor, which
+// builds the worker it cannot find, and prints the listing.
+func TestReadmeFirstCommand(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("go is not on $PATH")
+	}
+	cmd := exec.Command(goBin, "run", "./cmd/fsmcp-supervisor", "call", "--manifest", "manifests/reader-writer.yaml", "reader_list_directory", `{"path": ""}`)
+	cmd.Dir = ".."
+	// Only go's own folder on $PATH, so no installed fsmcp-worker is found.
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), "PATH="+filepath.Dir(goBin))
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var page struct{ Items []struct{ Path, Type string } }
+	if err := json.Unmarshal([]byte(stdout.String()), &page); err != nil || !slices.ContainsFunc(page.Items, func(it struct{ Path, Type string }) bool { return it.Path == "README.md" }) {
+		t.Errorf("printed %q (%v), want the workspace listing with README.md", stdout.String(), err)
+	}
+}
