@@ -162,3 +162,26 @@ func TestReadmeFirstCommand(t *testing.T) {
 		t.Errorf("printed %q (%v), want the workspace listing with README.md", stdout.String(), err)
 	}
 }
+
+// TestExampleWritesIgnored: a write through an example manifest, used in
+// place, lands in manifests/outbox and leaves the checkout clean.
+func TestExampleWritesIgnored(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal("git is not on $PATH; install it (apt-get install git): this test asks git whether the example's writes are ignored")
+	}
+	name := fmt.Sprintf("e2e-%d.md", os.Getpid())
+	written := filepath.Join("..", "manifests", "outbox", name)
+	t.Cleanup(func() { os.Remove(written) })
+	code, _, stderr := cliRun(t, "", []string{}, supervisorBin, "call", "--manifest", "../manifests/outbox.yaml", "outbox_write_text_file", `{"path": "`+name+`", "content": "# report\n"}`)
+	if data, err := os.ReadFile(written); code != 0 || err != nil || string(data) != "# report\n" {
+		t.Fatalf("write through the example: exit %d, %s; file %q, %v", code, stderr, data, err)
+	}
+	out, err := exec.Command(git, "-C", "..", "ls-files", "--others", "--exclude-standard", "manifests").CombinedOutput()
+	if err != nil || len(out) != 0 {
+		t.Errorf("untracked files git would show after the example's write: %q, %v; want none", out, err)
+	}
+	if out, err := exec.Command(git, "-C", "..", "check-ignore", "manifests/outbox/"+name).CombinedOutput(); err != nil {
+		t.Errorf("git check-ignore manifests/outbox/%s: %q, %v", name, out, err)
+	}
+}
