@@ -15,36 +15,9 @@ import (
 )
 
 // The interop client lives in ../interop: a Node script on the TypeScript
-// MCP client, installed from the committed lockfile by `npm ci --prefix
-// interop` (.ci/run does it before the tests).
+// MCP client, installed from the committed lockfile (interop_install_test.go
+// runs `npm ci` when it is missing).
 const interopDir = "../interop"
-
-// interopNode returns the node binary and checks that interop's
-// node_modules holds the client at the version the lockfile pins. Missing
-// pieces fail the test with the command that fixes them; nothing skips.
-func interopNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on $PATH; install Node.js 20 or newer, then run `npm ci --prefix interop`")
-	}
-	var lock struct {
-		Packages map[string]struct {
-			Version string `json:"version"`
-		} `json:"packages"`
-	}
-	readJSON(t, filepath.Join(interopDir, "package-lock.json"), &lock)
-	const pkg = "node_modules/@modelcontextprotocol/client"
-	data, err := os.ReadFile(filepath.Join(interopDir, pkg, "package.json"))
-	if err != nil {
-		t.Fatal("interop/node_modules is missing; run `npm ci --prefix interop`")
-	}
-	var installed struct{ Version string }
-	if err := json.Unmarshal(data, &installed); err != nil || installed.Version != lock.Packages[pkg].Version {
-		t.Fatalf("interop/%s is %q, the lockfile pins %q; run `npm ci --prefix interop`", pkg, installed.Version, lock.Packages[pkg].Version)
-	}
-	return node
-}
 
 func readJSON(t testing.TB, file string, v any) {
 	t.Helper()
