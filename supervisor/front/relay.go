@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -148,7 +149,7 @@ func (s *Server) takeCancel(req *jsonrpc.Request) bool {
 func (s *Server) relayAnswer(ctx context.Context, r Root, resp *jsonrpc.Response, err error) *jsonrpc.Response {
 	switch {
 	case err == nil:
-		return &jsonrpc.Response{Result: resp.Result, Error: resp.Error}
+		return &jsonrpc.Response{Result: s.ownServerInfo(resp.Result), Error: resp.Error}
 	case ctx.Err() != nil:
 		// As the SDK answers a call cancelled in its handler.
 		return &jsonrpc.Response{Error: &jsonrpc.Error{Message: context.Canceled.Error()}}
@@ -160,4 +161,31 @@ func (s *Server) relayAnswer(ctx context.Context, r Root, resp *jsonrpc.Response
 		return &jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}}
 	}
 	return &jsonrpc.Response{Result: b}
+}
+
+// serverInfoKey is the _meta member in which a result names its server.
+var serverInfoKey = []byte(`"` + mcp.MetaKeyServerInfo + `":`)
+
+// ownServerInfo returns a worker's result with the serverInfo its _meta
+// carries replaced by the supervisor's, so every result the host gets names
+// the same server. The member is found by its quoted key followed by a
+// colon, which in valid JSON is a key and never string content; the rest
+// of the result is copied as it came.
+func (s *Server) ownServerInfo(result json.RawMessage) json.RawMessage {
+	i := bytes.Index(result, serverInfoKey)
+	if i < 0 {
+		return result
+	}
+	start := i + len(serverInfoKey)
+	dec := json.NewDecoder(bytes.NewReader(result[start:]))
+	var old json.RawMessage
+	impl, err := json.Marshal(s.impl)
+	if err != nil || dec.Decode(&old) != nil {
+		return result
+	}
+	end := start + int(dec.InputOffset())
+	out := make([]byte, 0, len(result)-(end-start)+len(impl))
+	out = append(out, result[:start]...)
+	out = append(out, impl...)
+	return append(out, result[end:]...)
 }
