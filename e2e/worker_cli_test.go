@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	fsworker "github.com/fsmcp/fsmcp/worker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,58 +31,106 @@ func runWorker(t *testing.T, env []string, args ...string) (int, string, string)
 	return code, stdout.String(), stderr.String()
 }
 
+// TestStartupErrors: every startup failure exits 64 with exactly one line on
+// stderr, "fsmcp-worker: " and the contract's text, and nothing on stdout.
 func TestStartupErrors(t *testing.T) {
-	root := tree(t, map[string]string{"a.txt": "x"})
+	root := tree(t, map[string]string{"a.txt": "x", "d/b.txt": "y"})
 	file := root + "/a.txt"
-	tests := []struct {
+	os.Symlink(root+"/d", root+"/link")
+	base := []string{"--root", root, "--include", "**"}
+	with := func(extra ...string) []string { return append(slices.Clone(base), extra...) }
+	good := base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	type row struct {
 		name string
+		env  []string
 		args []string
-		want string
-	}{
-		{"no root", []string{"--include", "**"}, "--root is required"},
-		{"no include", []string{"--root", root}, "--include"},
-		{"root missing", []string{"--root", root + "/nope", "--include", "**"}, "cannot be opened"},
-		{"root is a file", []string{"--root", file, "--include", "**"}, "not a directory"},
-		{"bad glob", []string{"--root", root, "--include", "/abs"}, "--include"},
-		{"bad exclude", []string{"--root", root, "--include", "**", "--exclude", "a//b"}, "--exclude"},
-		{"unknown flag", []string{"--root", root, "--include", "**", "--frobnicate"}, "unknown option --frobnicate"},
-		{"missing value", []string{"--root", root, "--include"}, "needs a value"},
-		{"positional", []string{"--root", root, "--include", "**", "extra"}, "unexpected argument"},
-		{"bad tools", []string{"--root", root, "--include", "**", "--tools", "read_text_file,rm"}, "unknown tool"},
-		{"bad name", []string{"--root", root, "--include", "**", "--name", "Bad_Name"}, "--name"},
-		{"key env unset", []string{"--root", root, "--include", "**", "--cursor-key-env", "FSMCP_NO_SUCH"}, "not set"},
-		{"read bytes low", []string{"--root", root, "--include", "**", "--max-read-bytes", "3"}, "--max-read-bytes must be between 4 and 1048576"},
-		{"read bytes high", []string{"--root", root, "--include", "**", "--max-read-bytes", "1048577"}, "--max-read-bytes must be between 4 and 1048576"},
-		{"result low", []string{"--root", root, "--include", "**", "--max-result-bytes", "47999"}, "--max-result-bytes must be between 48000 and 1048576"},
-		{"result high", []string{"--root", root, "--include", "**", "--max-result-bytes", "1048577"}, "--max-result-bytes must be between 48000 and 1048576"},
-		{"scan low", []string{"--root", root, "--include", "**", "--max-scan-bytes", "16383"}, "--max-scan-bytes must be at least 16384"},
+		want string // the whole line after "fsmcp-worker: "
+	}
+	tests := []row{
+		{"no arguments", nil, nil, "--root is required"},
+		{"no root", nil, []string{"--include", "**"}, "--root is required"},
+		{"empty root", nil, []string{"--root", "", "--include", "**"}, "--root is required"},
+		{"no include", nil, []string{"--root", root}, "at least one --include pattern is required"},
+		{"root missing", nil, []string{"--root", root + "/nope", "--include", "**"}, "root does not exist"},
+		{"root below a file", nil, []string{"--root", file + "/sub", "--include", "**"}, "root does not exist"},
+		{"root is a link", nil, []string{"--root", root + "/link", "--include", "**"}, "root must not be a symbolic link"},
+		{"root is a link, trailing slash", nil, []string{"--root", root + "/link/", "--include", "**"}, "root must not be a symbolic link"},
+		{"root is a file", nil, []string{"--root", file, "--include", "**"}, "root is not a directory"},
+		{"root is a device", nil, []string{"--root", "/dev/null", "--include", "**"}, "root is not a directory"},
+		{"unknown option", nil, with("--frobnicate"), "unknown option --frobnicate"},
+		{"unknown option with a value", nil, with("--frobnicate=1"), "unknown option --frobnicate=1"},
+		{"single dash", nil, with("-root", root), "unknown option -root"},
+		{"positional", nil, with("extra"), "unknown option extra"},
+		{"switch with a value", nil, with("--no-default-exclude=yes"), "unknown option --no-default-exclude=yes"},
+		{"first bad option wins", nil, with("--bogus", "--max-files", "0"), "unknown option --bogus"},
+		{"missing value at the end", nil, []string{"--root", root, "--include"}, "missing value for --include"},
+		{"missing value before a flag", nil, []string{"--root", "--include", "**"}, "missing value for --root"},
+		{"missing value for a limit", nil, with("--max-files"), "missing value for --max-files"},
+		{"scan budget below its minimum", nil, with("--max-scan-bytes", "16383"), "limits are not valid: --max-scan-bytes must be at least 16384, got 16383"},
+		{"read bytes low", nil, with("--max-read-bytes", "3"), "limits are not valid: --max-read-bytes must be between 4 and 1048576, got 3"},
+		{"read bytes high", nil, with("--max-read-bytes", "1048577"), "limits are not valid: --max-read-bytes must be between 4 and 1048576, got 1048577"},
+		{"result low", nil, with("--max-result-bytes", "47999"), "limits are not valid: --max-result-bytes must be between 48000 and 1048576, got 47999"},
+		{"result high", nil, with("--max-result-bytes", "1048577"), "limits are not valid: --max-result-bytes must be between 48000 and 1048576, got 1048577"},
+		{"key variable name empty", nil, with("--cursor-key-env", ""), "--cursor-key-env must name an environment variable"},
+		{"key variable name bad", nil, with("--cursor-key-env", "NOT-A-NAME"), "--cursor-key-env must name an environment variable"},
+		{"key variable missing", nil, with("--cursor-key-env", "FSMCP_NO_SUCH"), "cursor key environment variable is missing, empty, or malformed"},
+		{"key variable empty", []string{"KEY="}, with("--cursor-key-env", "KEY"), "cursor key environment variable is missing, empty, or malformed"},
+		{"key padded", []string{"KEY=" + base64.URLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcde"))}, with("--cursor-key-env", "KEY"), "cursor key environment variable is missing, empty, or malformed"},
+		{"key in standard base64", []string{"KEY=" + strings.Repeat("+/", 22)}, with("--cursor-key-env", "KEY"), "cursor key environment variable is missing, empty, or malformed"},
+		{"key short", []string{"KEY=" + base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcde"))}, with("--cursor-key-env", "KEY"), "cursor key environment variable is malformed or contains fewer than 32 bytes"},
+		{"key not canonical", []string{"KEY=" + good[:len(good)-1] + "B"}, with("--cursor-key-env", "KEY"), "cursor key environment variable is malformed or contains fewer than 32 bytes"},
+		{"key impossible length", []string{"KEY=" + good + "AB"}, with("--cursor-key-env", "KEY"), "cursor key environment variable is malformed or contains fewer than 32 bytes"},
 	}
 	for _, flag := range []string{"--max-files", "--max-directories", "--max-depth", "--max-entries", "--max-file-bytes", "--max-write-bytes", "--max-cursor-hash-bytes", "--max-scan-bytes", "--max-read-bytes", "--max-result-bytes"} {
-		for _, v := range []string{"0", "-1", "abc", "1.5"} {
-			tests = append(tests, struct {
-				name string
-				args []string
-				want string
-			}{flag + "=" + v, []string{"--root", root, "--include", "**", flag, v}, flag + " takes a positive integer"})
+		bad := []string{"-1", "abc", "1.5", "+5", "1e3", " 7", "0x10"}
+		if flag != "--max-depth" {
+			bad = append(bad, "0", "00")
+		}
+		for _, v := range bad {
+			tests = append(tests, row{flag + "=" + v, nil, with(flag, v), flag + " must be a positive integer"})
+		}
+		tests = append(tests, row{flag + " as --flag=value", nil, with(flag + "=x"), flag + " must be a positive integer"})
+		for _, v := range []string{"9007199254740992", "99999999999999999999999"} {
+			tests = append(tests, row{flag + "=" + v, nil, with(flag, v), flag + " is too large"})
 		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runWorker(t, []string{}, tt.args...)
+			code, stdout, stderr := runWorker(t, append([]string{}, tt.env...), tt.args...)
 			if code != 64 {
 				t.Fatalf("exit %d, want 64 (stderr %q)", code, stderr)
 			}
 			if stdout != "" {
 				t.Errorf("stdout %q, want nothing", stdout)
 			}
-			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "fsmcp-worker: ") {
-				t.Errorf("stderr %q, want one fsmcp-worker: line", stderr)
+			if want := "fsmcp-worker: " + tt.want + "\n"; stderr != want {
+				t.Errorf("stderr %q, want %q", stderr, want)
 			}
-			if !strings.Contains(stderr, tt.want) {
-				t.Errorf("stderr %q does not contain %q", stderr, tt.want)
+			if v, ok := strings.CutPrefix(strings.Join(tt.env, ""), "KEY="); ok && v != "" && strings.Contains(stderr, v) {
+				t.Errorf("stderr shows the key: %q", stderr)
 			}
-			if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
-				t.Errorf("stack trace on stderr: %q", stderr)
+		})
+	}
+}
+
+// TestStartupErrorsOurs: failures of fsmcp's own options and of globs keep
+// fsmcp's texts, still one line and exit 64.
+func TestStartupErrorsOurs(t *testing.T) {
+	root := tree(t, map[string]string{"a.txt": "x"})
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad glob", []string{"--root", root, "--include", "/abs"}, "--include"},
+		{"bad exclude", []string{"--root", root, "--include", "**", "--exclude", "a//b"}, "--exclude"},
+		{"bad tools", []string{"--root", root, "--include", "**", "--tools", "read_text_file,rm"}, "unknown tool"},
+		{"bad name", []string{"--root", root, "--include", "**", "--name", "Bad_Name"}, "--name"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runWorker(t, []string{}, tt.args...)
+			if code != 64 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "fsmcp-worker: ") || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d stdout %q stderr %q, want 64 and one fsmcp-worker: line containing %q", code, stdout, stderr, tt.want)
 			}
 		})
 	}
@@ -98,43 +148,60 @@ func TestLimitBoundsAccepted(t *testing.T) {
 	}
 }
 
-func TestCursorKeyRefusedWithoutLeaking(t *testing.T) {
+func TestCursorKeyAccepted(t *testing.T) {
 	root := tree(t, map[string]string{"a.txt": "x"})
 	good := base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	for name, v := range map[string]string{
-		"empty":     "",
-		"padded":    base64.URLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcde")),
-		"short":     base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcde")),
-		"malformed": "not*base64url*at*all*not*base64url*at*all*xx",
-		"std":       strings.ReplaceAll(strings.ReplaceAll(good, "-", "+"), "_", "/") + "+/",
-	} {
-		t.Run(name, func(t *testing.T) {
-			code, _, stderr := runWorker(t, []string{"KEY=" + v}, "--root", root, "--include", "**", "--cursor-key-env", "KEY")
-			if code != 64 || strings.Count(stderr, "\n") != 1 {
-				t.Fatalf("exit %d stderr %q", code, stderr)
-			}
-			if v != "" && strings.Contains(stderr, v) {
-				t.Fatalf("stderr leaks the key: %q", stderr)
-			}
-		})
-	}
 	cs := connect(t, []string{"KEY=" + good}, workerBin, "--root", root, "--include", "**", "--cursor-key-env", "KEY")
 	ok(t, cs, "read_text_file", map[string]any{"path": "a.txt"})
 }
 
+// TestMaxDepthZero: --max-depth 0 is accepted; the root's files are served
+// and any directory is beyond the ceiling.
+func TestMaxDepthZero(t *testing.T) {
+	root := tree(t, map[string]string{"a.txt": "x", "d/b.txt": "y"})
+	cs := worker(t, root, "--include", "**", "--max-depth", "0")
+	ok(t, cs, "read_text_file", map[string]any{"path": "a.txt"})
+	fails(t, cs, "search_files", map[string]any{"query": "txt"}, "")
+}
+
+// TestHelpAndVersion: --help prints the usage on stdout and --version the
+// bare version, each exiting 0 with nothing on stderr, even beside bad
+// options; the first of the two given wins.
 func TestHelpAndVersion(t *testing.T) {
-	code, stdout, stderr := runWorker(t, []string{}, "--help")
-	if code != 0 || stderr != "" {
-		t.Fatalf("--help: exit %d stderr %q", code, stderr)
+	code, usage, stderr := runWorker(t, []string{}, "--help")
+	if code != 0 || stderr != "" || !strings.HasPrefix(usage, "Usage: fsmcp-worker ") {
+		t.Fatalf("--help: exit %d stdout %q stderr %q", code, usage, stderr)
 	}
 	for _, flag := range []string{"--root", "--include", "--exclude", "--no-default-exclude", "--max-files", "--max-directories", "--max-depth", "--max-entries", "--max-scan-bytes", "--max-file-bytes", "--max-read-bytes", "--max-result-bytes", "--max-write-bytes", "--cursor-key-env", "--max-cursor-hash-bytes", "--tools", "--name", "--version"} {
-		if !strings.Contains(stdout, flag) {
+		if !strings.Contains(usage, flag) {
 			t.Errorf("--help does not mention %s", flag)
 		}
 	}
-	code, stdout, _ = runWorker(t, []string{}, "--version")
-	if code != 0 || !strings.HasPrefix(stdout, "fsmcp-worker ") {
-		t.Fatalf("--version: exit %d stdout %q", code, stdout)
+	code, version, stderr := runWorker(t, []string{}, "--version")
+	if code != 0 || stderr != "" || !regexp.MustCompile(`^\d+\.\d+\.\d+(\+[0-9A-Za-z.-]+)?\n$`).MatchString(version) {
+		t.Fatalf("--version: exit %d stdout %q stderr %q, want the bare version", code, version, stderr)
+	}
+	// A test build is a checkout build, not a release: the revision follows.
+	if release := strings.TrimSpace(version); !strings.HasPrefix(release, fsworker.Release+"+") {
+		t.Errorf("--version %q, want %s+<revision> for a build from a checkout", release, fsworker.Release)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--frobnicate", "--help"}, usage},
+		{[]string{"--help", "--root"}, usage},
+		{[]string{"--max-files", "0", "--help"}, usage},
+		{[]string{"--version", "--frobnicate"}, version},
+		{[]string{"--root", "/nonexistent", "--include", "**", "--version"}, version},
+		{[]string{"--cursor-key-env", "NOPE", "--version"}, version},
+		{[]string{"--version", "--help"}, version},
+		{[]string{"--help", "--version"}, usage},
+	} {
+		code, stdout, stderr := runWorker(t, []string{}, tt.args...)
+		if code != 0 || stderr != "" || stdout != tt.want {
+			t.Errorf("%q: exit %d stderr %q stdout %.40q, want 0, nothing, %.40q", tt.args, code, stderr, stdout, tt.want)
+		}
 	}
 }
 
@@ -146,10 +213,14 @@ func TestStartupWarnings(t *testing.T) {
 		want []string
 	}{
 		{"silent", []string{"--include", "**"}, nil},
-		{"no top-level include", []string{"--include", "lib/**"}, []string{"no --include pattern matches a file in the root itself, so write_text_file will refuse every call."}},
+		{"no top-level include", []string{"--include", "lib/**"}, []string{"fsmcp-worker: no --include pattern matches a file in the root itself, so write_text_file will refuse every call."}},
 		{"read-only mask needs no warning", []string{"--include", "lib/**", "--tools", "read"}, nil},
-		{"literal include defeated", []string{"--include", "**", "--include", ".env"}, []string{`--include ".env"`, "--no-default-exclude"}},
+		{"literal include defeated", []string{"--include", "**", "--include", ".env"}, []string{"fsmcp-worker: --include .env matches a built-in exclude, so nothing it names is served. Pass --no-default-exclude to drop the built-in list."}},
+		{"both", []string{"--include", "lib/**", "--include", "lib/.env"}, []string{
+			"fsmcp-worker: no --include pattern matches a file in the root itself, so write_text_file will refuse every call.",
+			"fsmcp-worker: --include lib/.env matches a built-in exclude, so nothing it names is served. Pass --no-default-exclude to drop the built-in list."}},
 		{"defaults off", []string{"--include", "**", "--include", ".env", "--no-default-exclude"}, nil},
+		{"max-depth 0", []string{"--include", "**", "--max-depth", "0"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,14 +228,13 @@ func TestStartupWarnings(t *testing.T) {
 			p.roundTrip(t, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+newMeta+`}}`)
 			p.stdin.Close()
 			p.cmd.Wait()
-			stderr := p.stderr.String()
-			if tt.want == nil && stderr != "" {
-				t.Fatalf("stderr %q, want silence", stderr)
-			}
+			// The warnings verbatim, one a line, and nothing else.
+			want := ""
 			for _, w := range tt.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr %q lacks %q", stderr, w)
-				}
+				want += w + "\n"
+			}
+			if stderr := p.stderr.String(); stderr != want {
+				t.Errorf("stderr %q, want %q", stderr, want)
 			}
 		})
 	}

@@ -19,11 +19,12 @@ import (
 )
 
 // Limits are a root's budgets and walk ceilings. Zero MaxFileBytes means no
-// size cap; every other field must be positive.
+// size cap, zero MaxDepth that no directory below the root is walked; every
+// other field must be positive. All-zero Limits mean DefaultLimits.
 type Limits struct {
 	MaxFiles           int64 // files one traversal may select
 	MaxDirectories     int64 // directories one traversal may enter
-	MaxDepth           int64 // deepest directory nesting walked
+	MaxDepth           int64 // deepest directory nesting walked; 0: the root may hold no directory
 	MaxEntries         int64 // directory entries one traversal may read
 	MaxScanBytes       int64 // source bytes scanned per search_text page (and per start_line seek)
 	MaxFileBytes       int64 // files larger than this are not served; 0 = no cap
@@ -116,9 +117,10 @@ func (l Limits) validate() error {
 	}{
 		{"--max-files", l.MaxFiles, 1, 0},
 		{"--max-directories", l.MaxDirectories, 1, 0},
-		{"--max-depth", l.MaxDepth, 1, 0},
+		{"--max-depth", l.MaxDepth, 0, 0},
 		{"--max-entries", l.MaxEntries, 1, 0},
 		{"--max-scan-bytes", l.MaxScanBytes, MinScanBytes, 0},
+		{"--max-file-bytes", l.MaxFileBytes, 0, 0},
 		{"--max-read-bytes", l.MaxReadBytes, MinReadBytes, MaxReadBytes},
 		{"--max-result-bytes", l.MaxResultBytes, MinResultBytes, MaxResultBytes},
 		{"--max-write-bytes", l.MaxWriteBytes, 1, 0},
@@ -127,43 +129,56 @@ func (l Limits) validate() error {
 	for _, c := range checks {
 		if c.v < c.min || (c.max > 0 && c.v > c.max) {
 			if c.max > 0 {
-				return configErrorf("%s must be between %d and %d, got %d", c.flag, c.min, c.max, c.v)
+				return configErrorf("limits are not valid: %s must be between %d and %d, got %d", c.flag, c.min, c.max, c.v)
 			}
-			return configErrorf("%s must be at least %d, got %d", c.flag, c.min, c.v)
+			return configErrorf("limits are not valid: %s must be at least %d, got %d", c.flag, c.min, c.v)
 		}
 	}
-	if l.MaxFileBytes < 0 {
-		return configErrorf("--max-file-bytes must be positive, got %d", l.MaxFileBytes)
+	return nil
+}
+
+// Check validates what cfg says without touching the filesystem: the root
+// and include are given, the limits are in range, the name and tool mask
+// are usable. Open runs it first; a command line may run it early to
+// report these before anything else. Every error is a *ConfigError with the
+// wire contract's text where it has one.
+func (cfg *Config) Check() error {
+	if cfg.Root == "" {
+		return configErrorf("--root is required")
+	}
+	if len(cfg.Include) == 0 {
+		return configErrorf("at least one --include pattern is required")
+	}
+	lim := cfg.Limits
+	if lim == (Limits{}) {
+		lim = DefaultLimits
+	}
+	if err := lim.validate(); err != nil {
+		return err
+	}
+	if cfg.Name != "" && !namePattern.MatchString(cfg.Name) {
+		return configErrorf("--name %q must match [a-z][a-z0-9-]{0,31}", cfg.Name)
+	}
+	if cfg.Tools != nil && len(cfg.Tools) == 0 {
+		return configErrorf("--tools names no tool")
 	}
 	return nil
 }
 
 // Open validates cfg and opens its root. Every error is a *ConfigError.
 func Open(cfg Config) (*Root, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits
-	}
-	if err := cfg.Limits.validate(); err != nil {
-		return nil, err
 	}
 	if cfg.Name == "" {
 		cfg.Name = "root"
 	}
-	if !namePattern.MatchString(cfg.Name) {
-		return nil, configErrorf("--name %q must match [a-z][a-z0-9-]{0,31}", cfg.Name)
-	}
-	if cfg.Root == "" {
-		return nil, configErrorf("--root is required")
-	}
-	if len(cfg.Include) == 0 {
-		return nil, configErrorf("at least one --include is required; without one the root serves no files (try --include '**')")
-	}
 	mask := cfg.Tools
 	if mask == nil {
 		mask = toolset.Mask(toolset.All)
-	}
-	if len(mask) == 0 {
-		return nil, configErrorf("--tools names no tool")
 	}
 	sel, err := glob.NewSelector(glob.Options{
 		Include:        cfg.Include,
@@ -185,11 +200,15 @@ func Open(cfg Config) (*Root, error) {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
 	dir, err := confine.Open(cfg.Root)
-	if err != nil {
-		if errors.Is(err, confine.ErrNotDir) {
-			return nil, configErrorf("--root %q is not a directory", cfg.Root)
-		}
-		return nil, configErrorf("--root %q cannot be opened as a directory", cfg.Root)
+	switch {
+	case errors.Is(err, confine.ErrNotExist):
+		return nil, configErrorf("root does not exist")
+	case errors.Is(err, confine.ErrSymlink):
+		return nil, configErrorf("root must not be a symbolic link")
+	case errors.Is(err, confine.ErrNotDir):
+		return nil, configErrorf("root is not a directory")
+	case err != nil:
+		return nil, configErrorf("root cannot be opened: %v", errors.Unwrap(err))
 	}
 	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask, inv: newInventories(maxWatches)}
 	if cfg.CursorKey != nil {
@@ -199,7 +218,7 @@ func Open(cfg Config) (*Root, error) {
 		r.warnings = append(r.warnings, "no --include pattern matches a file in the root itself, so write_text_file will refuse every call.")
 	}
 	for _, p := range sel.LiteralIncludesDefeated() {
-		r.warnings = append(r.warnings, fmt.Sprintf("--include %q is covered by a built-in exclude and serves nothing; pass --no-default-exclude to drop the built-in list.", p))
+		r.warnings = append(r.warnings, fmt.Sprintf("--include %s matches a built-in exclude, so nothing it names is served. Pass --no-default-exclude to drop the built-in list.", p))
 	}
 	return r, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/fsmcp/fsmcp/worker/profile"
@@ -19,40 +18,6 @@ type ServerOptions struct {
 	// Implementation names the server in server/discover; default
 	// fsmcp-worker at the module's version.
 	Implementation *mcp.Implementation
-}
-
-// Version is the version both binaries report (--version, server/discover),
-// read from the build info: the module version for a `go install
-// ...@version` build (or the pseudo-version Go stamps from a checkout),
-// else the checkout's revision, "+dirty" when it had local changes, else
-// "dev".
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	return buildVersion(bi)
-}
-
-func buildVersion(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if rev == "" {
-		return "dev"
-	}
-	return "devel-" + rev[:min(len(rev), 12)] + dirty
 }
 
 // NewServer builds the MCP server for an opened root: the tools of the

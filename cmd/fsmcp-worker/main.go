@@ -8,21 +8,16 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fsmcp/fsmcp/worker"
-	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/jsonl"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 	"github.com/fsmcp/fsmcp/worker/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,7 +35,7 @@ Serve one directory over MCP (protocol 2026-07-28) on stdin/stdout.
   --no-default-exclude        drop the built-in exclude list
   --max-files N               files one traversal may select (50000)
   --max-directories N         directories one traversal may enter (50000)
-  --max-depth N               deepest directory nesting walked (64)
+  --max-depth N               deepest directory nesting walked (64; 0: no directories)
   --max-entries N             directory entries one traversal may read (1000000)
   --max-scan-bytes N          source bytes scanned per search_text page (4194304, min 16384)
   --max-file-bytes N          do not serve files larger than this (no cap)
@@ -51,84 +46,15 @@ Serve one directory over MCP (protocol 2026-07-28) on stdin/stdout.
   --max-cursor-hash-bytes N   uncached bytes hashed per deterministic call (16777216)
   --tools LIST                tools to register: read, write, all, or names (all)
   --name NAME                 the root's name in logs and cursor scopes (root)
-  --help                      show this help
-  --version                   print the version
+  --help                      show this help and exit
+  --version                   print the version and exit
+
+Integer options take decimal digits. A startup error exits 64 with one line
+on stderr.
 `
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-type options struct {
-	cfg     worker.Config
-	keyEnv  string
-	help    bool
-	version bool
-}
-
-func parse(args []string) (*options, error) {
-	o := &options{cfg: worker.Config{Limits: worker.DefaultLimits}}
-	fs := flag.NewFlagSet("fsmcp-worker", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.cfg.Root, "root", "", "")
-	fs.Func("include", "", func(s string) error { o.cfg.Include = append(o.cfg.Include, s); return nil })
-	fs.Func("exclude", "", func(s string) error { o.cfg.Exclude = append(o.cfg.Exclude, s); return nil })
-	fs.BoolVar(&o.cfg.NoDefaultExclude, "no-default-exclude", false, "")
-	l := &o.cfg.Limits
-	for name, p := range map[string]*int64{
-		"max-files": &l.MaxFiles, "max-directories": &l.MaxDirectories, "max-depth": &l.MaxDepth,
-		"max-entries": &l.MaxEntries, "max-scan-bytes": &l.MaxScanBytes, "max-file-bytes": &l.MaxFileBytes,
-		"max-read-bytes": &l.MaxReadBytes, "max-result-bytes": &l.MaxResultBytes,
-		"max-write-bytes": &l.MaxWriteBytes, "max-cursor-hash-bytes": &l.MaxCursorHashBytes,
-	} {
-		fs.Func(name, "", func(s string) error {
-			v, err := strconv.ParseInt(s, 10, 64)
-			if err != nil || v < 1 {
-				return fmt.Errorf("--%s takes a positive integer, got %q", name, s)
-			}
-			*p = v
-			return nil
-		})
-	}
-	fs.StringVar(&o.keyEnv, "cursor-key-env", "", "")
-	fs.Func("tools", "", func(s string) error {
-		m, err := toolset.Parse(s)
-		if err != nil {
-			return fmt.Errorf("--tools: %v", err)
-		}
-		o.cfg.Tools = m
-		return nil
-	})
-	fs.StringVar(&o.cfg.Name, "name", "", "")
-	fs.BoolVar(&o.help, "help", false, "")
-	fs.BoolVar(&o.version, "version", false, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			o.help = true
-			return o, nil
-		}
-		return nil, flagError(err)
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q; every option is a --flag", fs.Arg(0))
-	}
-	return o, nil
-}
-
-// flagError shortens the flag package's messages to one line that names
-// the flag the way the user wrote it.
-func flagError(err error) error {
-	msg := err.Error()
-	if i := strings.Index(msg, ": --"); i >= 0 && strings.HasPrefix(msg, "invalid value") {
-		return errors.New(msg[i+2:])
-	}
-	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return fmt.Errorf("unknown option --%s; see --help", strings.TrimLeft(rest, "-"))
-	}
-	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return fmt.Errorf("option --%s needs a value", strings.TrimLeft(rest, "-"))
-	}
-	return errors.New(msg)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -145,17 +71,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if o.version {
-		fmt.Fprintf(stdout, "fsmcp-worker %s\n", worker.Version())
+		fmt.Fprintln(stdout, worker.Version())
 		return 0
 	}
-	if o.keyEnv != "" {
-		v, ok := os.LookupEnv(o.keyEnv)
-		if !ok {
-			return fail(fmt.Errorf("--cursor-key-env %s: the variable is not set", o.keyEnv))
-		}
-		key, err := cursor.DecodeKey(v)
+	if err := o.cfg.Check(); err != nil {
+		return fail(err)
+	}
+	if o.keyEnv != nil {
+		key, err := cursorKey(*o.keyEnv, os.LookupEnv)
 		if err != nil {
-			return fail(fmt.Errorf("--cursor-key-env %s: the value %v", o.keyEnv, err))
+			return fail(err)
 		}
 		o.cfg.CursorKey = key
 	}

@@ -201,19 +201,42 @@ type Root struct {
 	noOpenat2 bool // tests: force the per-component walk
 }
 
-// Open opens the host directory dir as a Root. Symlinks in dir itself are
-// followed (that is the operator's choice). The error never contains dir.
+// Open opens the host directory dir as a Root. dir itself must not be a
+// symbolic link (ErrSymlink; links among its ancestors are the operator's
+// choice and are followed); a missing dir is ErrNotExist, another kind of
+// file ErrNotDir. The error never contains dir.
 func Open(dir string) (*Root, error) {
+	for len(dir) > 1 && strings.HasSuffix(dir, "/") {
+		dir = dir[:len(dir)-1] // "root/" would follow a link named root
+	}
 	fd, err := retryEINTR(func() (int, error) {
-		return unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("open root: %w", mapErrno(err))
+		return nil, fmt.Errorf("open root: %w", rootErr(dir, err))
 	}
 	probeOpenat2(fd)
 	r := &Root{}
 	r.h.fd = fd
 	return r, nil
+}
+
+// rootErr classifies a failed open of the root dir: with O_NOFOLLOW and
+// O_DIRECTORY a link and a file can both report ENOTDIR, so look again
+// without following.
+func rootErr(dir string, err error) error {
+	var st unix.Stat_t
+	switch lerr := unix.Lstat(dir, &st); {
+	case lerr == unix.ENOENT || lerr == unix.ENOTDIR:
+		return ErrNotExist
+	case lerr != nil:
+		return mapErrno(err)
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return ErrSymlink
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return ErrNotDir
+	}
+	return mapErrno(err)
 }
 
 // Close closes the root descriptor. Operations running concurrently finish

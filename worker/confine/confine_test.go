@@ -448,8 +448,18 @@ func TestOpenRoot(t *testing.T) {
 	_, err = Open(filepath.Join(root, "nope"))
 	checkErr(t, err, ErrNotExist, root, outside)
 
-	// A symlink in the host path itself is the operator's choice: followed.
-	r, err := Open(filepath.Join(root, "link-outd"))
+	_, err = Open(filepath.Join(root, "f.txt", "sub"))
+	checkErr(t, err, ErrNotExist, root, outside)
+	// The root itself must not be a link, trailing slash or not; a link
+	// among its ancestors is the operator's choice and is followed.
+	for _, p := range []string{"link-outd", "link-outd/", "link-d//", "dangling"} {
+		_, err = Open(filepath.Join(root, p) + strings.Repeat("/", strings.Count(p, "/")))
+		checkErr(t, err, ErrSymlink, root, outside)
+	}
+	r, err := Open(filepath.Join(root, "link-d", "e") + "/")
+	must(t, err)
+	must(t, r.Close())
+	r, err = Open(outside + "/")
 	must(t, err)
 	f, _, err := r.OpenFile("secret.txt")
 	must(t, err)

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fsmcp/fsmcp/worker"
+	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/toolset"
+)
+
+// maxInteger is the largest value an integer option takes: 2^53-1, the
+// largest integer ptc-fs-mcp (JavaScript) represents exactly.
+const maxInteger = 1<<53 - 1
+
+type options struct {
+	cfg     worker.Config
+	keyEnv  *string // --cursor-key-env, nil when not given
+	help    bool
+	version bool
+}
+
+// A flagSpec is one option: a switch (no value) or a setter for its value.
+type flagSpec struct {
+	isSwitch bool
+	set      func(o *options, v string) error
+}
+
+func flags() map[string]flagSpec {
+	str := func(f func(o *options, v string)) flagSpec {
+		return flagSpec{set: func(o *options, v string) error { f(o, v); return nil }}
+	}
+	m := map[string]flagSpec{
+		"--root":               str(func(o *options, v string) { o.cfg.Root = v }),
+		"--include":            str(func(o *options, v string) { o.cfg.Include = append(o.cfg.Include, v) }),
+		"--exclude":            str(func(o *options, v string) { o.cfg.Exclude = append(o.cfg.Exclude, v) }),
+		"--no-default-exclude": {isSwitch: true, set: func(o *options, _ string) error { o.cfg.NoDefaultExclude = true; return nil }},
+		"--cursor-key-env":     str(func(o *options, v string) { o.keyEnv = &v }),
+		"--name":               str(func(o *options, v string) { o.cfg.Name = v }),
+		"--tools": {set: func(o *options, v string) error {
+			mask, err := toolset.Parse(v)
+			if err != nil {
+				return fmt.Errorf("--tools: %v", err)
+			}
+			o.cfg.Tools = mask
+			return nil
+		}},
+	}
+	for name, field := range map[string]func(*worker.Limits) *int64{
+		"--max-files":             func(l *worker.Limits) *int64 { return &l.MaxFiles },
+		"--max-directories":       func(l *worker.Limits) *int64 { return &l.MaxDirectories },
+		"--max-depth":             func(l *worker.Limits) *int64 { return &l.MaxDepth },
+		"--max-entries":           func(l *worker.Limits) *int64 { return &l.MaxEntries },
+		"--max-scan-bytes":        func(l *worker.Limits) *int64 { return &l.MaxScanBytes },
+		"--max-file-bytes":        func(l *worker.Limits) *int64 { return &l.MaxFileBytes },
+		"--max-read-bytes":        func(l *worker.Limits) *int64 { return &l.MaxReadBytes },
+		"--max-result-bytes":      func(l *worker.Limits) *int64 { return &l.MaxResultBytes },
+		"--max-write-bytes":       func(l *worker.Limits) *int64 { return &l.MaxWriteBytes },
+		"--max-cursor-hash-bytes": func(l *worker.Limits) *int64 { return &l.MaxCursorHashBytes },
+	} {
+		zeroOK := name == "--max-depth" // the root may hold no directories
+		m[name] = flagSpec{set: func(o *options, v string) error {
+			n, err := integer(name, v, zeroOK)
+			if err != nil {
+				return err
+			}
+			*field(&o.cfg.Limits) = n
+			return nil
+		}}
+	}
+	return m
+}
+
+var digits = regexp.MustCompile(`^[0-9]+$`)
+
+// integer parses an integer option's value: decimal digits only, positive
+// (or zero where zeroOK), at most maxInteger.
+func integer(flag, v string, zeroOK bool) (int64, error) {
+	if !digits.MatchString(v) {
+		return 0, fmt.Errorf("%s must be a positive integer", flag)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n > maxInteger {
+		return 0, fmt.Errorf("%s is too large", flag)
+	}
+	if n == 0 && !zeroOK {
+		return 0, fmt.Errorf("%s must be a positive integer", flag)
+	}
+	return n, nil
+}
+
+// parse reads the command line. --help and --version win over everything
+// else, bad options included (the first of the two given wins); otherwise
+// the first bad option is the error. An option's value is the next
+// argument unless that starts with "--", or follows "=" in --flag=value.
+func parse(args []string) (*options, error) {
+	o := &options{cfg: worker.Config{Limits: worker.DefaultLimits}}
+	for _, a := range args {
+		switch a {
+		case "--help":
+			o.help = true
+			return o, nil
+		case "--version":
+			o.version = true
+			return o, nil
+		}
+	}
+	specs := flags()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(a, "=")
+		spec, known := specs[name]
+		if !strings.HasPrefix(a, "--") || !known || (spec.isSwitch && hasValue) {
+			return nil, fmt.Errorf("unknown option %s", a)
+		}
+		if !spec.isSwitch && !hasValue {
+			if i+1 == len(args) || strings.HasPrefix(args[i+1], "--") {
+				return nil, fmt.Errorf("missing value for %s", name)
+			}
+			i++
+			value = args[i]
+		}
+		if err := spec.set(o, value); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// base64url is the alphabet of an unpadded base64url value.
+var base64url = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// cursorKey reads the deterministic cursor key from the variable named by
+// --cursor-key-env, with the contract's texts; none shows the value.
+func cursorKey(name string, lookup func(string) (string, bool)) ([]byte, error) {
+	if !envName.MatchString(name) {
+		return nil, errors.New("--cursor-key-env must name an environment variable")
+	}
+	v, _ := lookup(name)
+	if !base64url.MatchString(v) {
+		return nil, errors.New("cursor key environment variable is missing, empty, or malformed")
+	}
+	key, err := cursor.DecodeKey(v)
+	if err != nil {
+		return nil, errors.New("cursor key environment variable is malformed or contains fewer than 32 bytes")
+	}
+	return key, nil
+}
