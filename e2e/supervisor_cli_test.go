@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,12 +235,16 @@ func TestSupervisorCheck(t *testing.T) {
 	}
 
 	writeFile(t, filepath.Join(dir, "colour.yaml"), "version: 1\nroots:\n  - name: a\n    path: workspace\n    colour: red\n    include: ['**']\n    tools: read\n")
-	writeFile(t, filepath.Join(dir, "nowhere.yaml"), "version: 1\nroots:\n  - name: a\n    path: nowhere\n    include: ['**']\n    tools: read\n")
-	code, out, errOut := cliRun(t, dir, []string{}, supervisorBin, "check", "colour.yaml", names[0], "nowhere.yaml", "missing.yaml")
+	writeFile(t, filepath.Join(dir, "nowhere.yaml"), "version: 1\nroots:\n  - name: a\n    path: nowhere\n    include: ['**']\n    tools: read\n  - name: B\n    path: workspace\n    include: ['**']\n    tools: [rm]\n")
+	writeFile(t, filepath.Join(dir, "long.yaml"), "version: 1\nroots:\n  - name: a\n    path: workspace\n    include: ['"+strings.Repeat("x", 140000)+"']\n    tools: read\n")
+	code, out, errOut := cliRun(t, dir, []string{}, supervisorBin, "check", "colour.yaml", names[0], "nowhere.yaml", "long.yaml", "missing.yaml")
 	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
 	want := []string{
 		"colour.yaml:5: colour: unknown key",
 		"nowhere.yaml:4: roots[0].path: root folder \"nowhere\" does not exist",
+		"nowhere.yaml:7: roots[1].name: \"B\" is not a valid root name",
+		"nowhere.yaml:10: roots[1].tools: unknown tool \"rm\"",
+		"long.yaml:3: roots[0]: one worker argument would be 140000 bytes, above the kernel's limit of 131072",
 		"missing.yaml: cannot read manifest: no such file or directory",
 	}
 	if code != 64 || out != "" || len(lines) != len(want) {
@@ -249,6 +254,23 @@ func TestSupervisorCheck(t *testing.T) {
 		if !strings.HasPrefix(l, want[i]) {
 			t.Errorf("line %d %q, want it to start %q", i+1, l, want[i])
 		}
+	}
+	// Startup refuses the same manifest on one line that counts the rest.
+	code, _, errOut = cliRun(t, dir, []string{}, supervisorBin, "--manifest", "nowhere.yaml")
+	if code != 64 || errOut != "fsmcp-supervisor: "+want[1]+" or cannot be read: no such file or directory (and 2 more; fsmcp-supervisor check lists them)\n" {
+		t.Errorf("startup on nowhere.yaml: exit %d, stderr %q", code, errOut)
+	}
+
+	// Above 64 roots, a warning with what they cost, and exit 0.
+	var many strings.Builder
+	many.WriteString("version: 1\nroots:\n")
+	for i := range 65 {
+		fmt.Fprintf(&many, "  - {name: r%d, path: workspace, include: ['**'], tools: read}\n", i)
+	}
+	writeFile(t, filepath.Join(dir, "many.yaml"), many.String())
+	code, out, errOut = cliRun(t, dir, []string{}, supervisorBin, "check", "many.yaml")
+	if code != 0 || out != "" || !strings.HasPrefix(errOut, "many.yaml: warning: 65 roots, more than 64: each root is an idle worker process of about 20 MiB resident") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("check with 65 roots: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

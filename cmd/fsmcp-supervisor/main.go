@@ -21,6 +21,7 @@ import (
 	"runtime"
 
 	"github.com/fsmcp/fsmcp/supervisor"
+	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/worker"
 )
 
@@ -47,7 +48,8 @@ one fsmcp-worker process per root.
                     object as arguments, print its structuredContent as indented
                     JSON and exit; --all follows next_cursor and prints the pages
   check FILE...     validate manifests without starting anything: exit 0, or 64
-                    with one FILE:LINE: field: message line per bad manifest
+                    with a FILE:LINE: field: message line for every error; warns
+                    (exit 0) above 64 roots, with the memory they take
   host-entry        print a host entry that starts this supervisor on the manifest,
                     by absolute paths with an empty environment: --format mcp-json
                     (an mcpServers entry, the default), vscode (.vscode/mcp.json
@@ -162,9 +164,9 @@ func usageError(stderr io.Writer, err error) int {
 // set (in CI, or where a host entry is printed).
 func staticEnv(string) (string, bool) { return "placeholder", true }
 
-// check validates manifests without starting anything. Each bad manifest
-// gets one FILE:LINE: field: message line, the form editors and CI
-// annotations pick up.
+// check validates manifests without starting anything. Every error of each
+// manifest gets its own FILE:LINE: field: message line, the form editors
+// and CI annotations pick up; a manifest with many roots gets a warning.
 func check(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(stdout, usage)
@@ -176,9 +178,21 @@ func check(args []string, stdout, stderr io.Writer) int {
 	}
 	code := 0
 	for _, file := range args {
-		if _, err := supervisor.Load(file, staticEnv); err != nil {
+		m, err := supervisor.Load(file, staticEnv)
+		var all manifest.Errors
+		switch {
+		case errors.As(err, &all):
+			for _, e := range all {
+				fmt.Fprintln(stderr, e)
+			}
+			code = exitUsage
+		case err != nil:
 			fmt.Fprintln(stderr, err)
 			code = exitUsage
+		default:
+			if w := m.Warning(); w != "" {
+				fmt.Fprintf(stderr, "%s: warning: %s\n", file, w)
+			}
 		}
 	}
 	return code

@@ -43,7 +43,7 @@ func TestRevision(t *testing.T) {
 	base := Revision([]byte("version: 1\n"), "v0.1.0")
 	for _, tc := range []struct {
 		name, data, version string
-		same               bool
+		same                bool
 	}{
 		{"same", "version: 1\n", "v0.1.0", true},
 		{"manifest changed", "version: 1\n# x\n", "v0.1.0", false},

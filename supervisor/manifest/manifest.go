@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,37 +97,52 @@ type rootDoc struct {
 	CursorKeyEnv   string    `yaml:"cursor_key_env"`
 }
 
+// Errors is every error found in one manifest, in the order found.
+type Errors []*Error
+
+// Error is the first error, with the count of the others: the one line a
+// failed startup prints. Each error has its own line in check's report.
+func (es Errors) Error() string {
+	if len(es) == 1 {
+		return es[0].Error()
+	}
+	return fmt.Sprintf("%s (and %d more; fsmcp-supervisor check lists them)", es[0].Error(), len(es)-1)
+}
+
 // Load reads and validates the manifest at file. Relative root paths are
-// resolved against the manifest's folder. Errors are *Error.
+// resolved against the manifest's folder. Errors are Errors.
 func Load(file string) (*Manifest, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, &Error{File: file, Msg: "cannot read manifest: " + errText(err)}
+		return nil, Errors{{File: file, Msg: "cannot read manifest: " + errText(err)}}
 	}
 	return Parse(file, data)
 }
 
-// Parse validates manifest bytes as if read from file.
+// Parse validates manifest bytes as if read from file. It reports every
+// error it finds (Errors): all of the YAML decoder's, or else every
+// problem of every root.
 func Parse(file string, data []byte) (*Manifest, error) {
 	var d doc
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&d); err != nil {
-		return nil, yamlError(file, err)
+		return nil, yamlErrors(file, err)
 	}
 	var tree yaml.Node
 	if err := yaml.Unmarshal(data, &tree); err != nil {
-		return nil, yamlError(file, err)
+		return nil, yamlErrors(file, err)
 	}
 	top := mappingOf(&tree)
-	if d.Version == nil {
-		return nil, &Error{File: file, Line: 1, Field: "version", Msg: "missing; this supervisor reads version: 1"}
-	}
-	if *d.Version != Version {
-		return nil, &Error{File: file, Line: keyLine(top, "version"), Field: "version", Msg: fmt.Sprintf("version %d is not supported; this supervisor reads version: 1", *d.Version)}
+	var errs Errors
+	switch {
+	case d.Version == nil:
+		errs = append(errs, &Error{File: file, Line: 1, Field: "version", Msg: "missing; this supervisor reads version: 1"})
+	case *d.Version != Version:
+		errs = append(errs, &Error{File: file, Line: keyLine(top, "version"), Field: "version", Msg: fmt.Sprintf("version %d is not supported; this supervisor reads version: 1", *d.Version)})
 	}
 	if len(d.Roots) == 0 {
-		return nil, &Error{File: file, Line: keyLine(top, "roots"), Field: "roots", Msg: "no roots declared; add at least one"}
+		errs = append(errs, &Error{File: file, Line: keyLine(top, "roots"), Field: "roots", Msg: "no roots declared; add at least one"})
 	}
 	var items []*yaml.Node
 	if n := valueOf(top, "roots"); n != nil {
@@ -140,15 +156,20 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		if i < len(items) {
 			item = items[i]
 		}
-		r, err := checkRoot(file, base, i, rd, item)
-		if err != nil {
-			return nil, err
+		r, rootErrs := checkRoot(file, base, i, rd, item)
+		errs = append(errs, rootErrs...)
+		if !nameRE.MatchString(r.Name) {
+			continue
 		}
 		if prev, dup := seen[r.Name]; dup {
-			return nil, &Error{File: file, Line: keyLine(item, "name"), Field: field(i, "name"), Msg: fmt.Sprintf("duplicate root name %q (first declared at line %d)", r.Name, prev)}
+			errs = append(errs, &Error{File: file, Line: keyLine(item, "name"), Field: field(i, "name"), Msg: fmt.Sprintf("duplicate root name %q (first declared at line %d)", r.Name, prev)})
+			continue
 		}
 		seen[r.Name] = keyLine(item, "name")
 		m.Roots = append(m.Roots, r)
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return m, nil
 }
@@ -156,77 +177,96 @@ func Parse(file string, data []byte) (*Manifest, error) {
 // CheckEnv verifies that every root's cursor-key variable is set in the
 // environment seen through lookup.
 func (m *Manifest) CheckEnv(lookup func(string) (string, bool)) error {
+	var errs Errors
 	for i, r := range m.Roots {
 		if r.CursorKeyEnv == "" {
 			continue
 		}
 		if v, ok := lookup(r.CursorKeyEnv); !ok || v == "" {
-			return &Error{File: m.File, Line: r.cursorKeyLine, Field: field(i, "cursor_key_env"), Msg: fmt.Sprintf("environment variable %s is not set", r.CursorKeyEnv)}
+			errs = append(errs, &Error{File: m.File, Line: r.cursorKeyLine, Field: field(i, "cursor_key_env"), Msg: fmt.Sprintf("environment variable %s is not set", r.CursorKeyEnv)})
 		}
+	}
+	if len(errs) > 0 {
+		return errs
 	}
 	return nil
 }
 
-func checkRoot(file, base string, i int, rd rootDoc, item *yaml.Node) (Root, error) {
-	bad := func(key, format string, args ...any) error {
-		return &Error{File: file, Line: keyLine(item, key), Field: field(i, key), Msg: fmt.Sprintf(format, args...)}
+// checkRoot validates one root entry and returns every problem it has.
+func checkRoot(file, base string, i int, rd rootDoc, item *yaml.Node) (Root, Errors) {
+	var errs Errors
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &Error{File: file, Line: keyLine(item, key), Field: field(i, key), Msg: fmt.Sprintf(format, args...)})
 	}
 	r := Root{Name: rd.Name, Include: rd.Include, Exclude: rd.Exclude, DefaultExclude: true, CursorKeyEnv: rd.CursorKeyEnv, Line: lineOf(item), cursorKeyLine: keyLine(item, "cursor_key_env")}
 	switch {
 	case rd.Name == "":
-		return r, bad("name", "missing; give the root a name matching [a-z][a-z0-9-]{0,31}")
+		bad("name", "missing; give the root a name matching [a-z][a-z0-9-]{0,31}")
 	case !nameRE.MatchString(rd.Name):
-		return r, bad("name", "%q is not a valid root name; use [a-z][a-z0-9-]{0,31}", rd.Name)
+		bad("name", "%q is not a valid root name; use [a-z][a-z0-9-]{0,31}", rd.Name)
 	}
-	if rd.Path == "" {
-		return r, bad("path", "missing; give the root's folder, relative to the manifest or absolute")
-	}
-	p := rd.Path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(base, p)
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return r, bad("path", "cannot resolve %q: %s", rd.Path, errText(err))
-	}
-	r.Path = abs
-	st, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return r, bad("path", "root folder %q does not exist or cannot be read: %s", rd.Path, errText(err))
-	case !st.IsDir():
-		return r, bad("path", "%q is not a folder", rd.Path)
-	}
+	r.Path = checkPath(rd.Path, base, bad)
 	if len(rd.Include) == 0 {
-		return r, bad("include", "missing; list at least one glob the root serves, such as \"**\"")
+		bad("include", "missing; list at least one glob the root serves, such as \"**\"")
 	}
-	for _, g := range append(append([]string{}, rd.Include...), rd.Exclude...) {
-		if strings.TrimSpace(g) == "" {
-			key := "include"
-			if !contains(rd.Include, g) {
-				key = "exclude"
-			}
-			return r, bad(key, "empty glob")
-		}
+	blank := func(g string) bool { return strings.TrimSpace(g) == "" }
+	if slices.ContainsFunc(rd.Include, blank) {
+		bad("include", "empty glob")
+	}
+	if slices.ContainsFunc(rd.Exclude, blank) {
+		bad("exclude", "empty glob")
 	}
 	if rd.DefaultExclude != nil {
 		r.DefaultExclude = *rd.DefaultExclude
 	}
+	var err error
 	r.Tools, err = parseTools(&rd.Tools)
-	if err != nil {
-		return r, bad("tools", "%s", err)
+	switch {
+	case err != nil:
+		bad("tools", "%s", err)
+	case len(rd.Include) > 0 && r.Tools.Has(toolset.WriteTextFile) && !reachesTop(rd.Include):
+		bad("include", "the mask grants %s but no include pattern matches a file in the root itself; add \"**\" or a root-level pattern such as \"*.md\"", toolset.WriteTextFile)
 	}
-	if r.Tools.Has(toolset.WriteTextFile) && !reachesTop(rd.Include) {
-		return r, bad("include", "the mask grants %s but no include pattern matches a file in the root itself; add \"**\" or a root-level pattern such as \"*.md\"", toolset.WriteTextFile)
-	}
-	r.Limits, err = parseLimits(file, i, &rd.Limits)
-	if err != nil {
-		return r, err
-	}
+	var limitErrs Errors
+	r.Limits, limitErrs = parseLimits(file, i, &rd.Limits)
+	errs = append(errs, limitErrs...)
 	if rd.CursorKeyEnv != "" && !envRE.MatchString(rd.CursorKeyEnv) {
-		return r, bad("cursor_key_env", "%q is not an environment variable name", rd.CursorKeyEnv)
+		bad("cursor_key_env", "%q is not an environment variable name", rd.CursorKeyEnv)
 	}
-	return r, nil
+	if len(errs) == 0 {
+		if size, limit := argBytes(r.Args()), argLimit(); size > limit {
+			errs = append(errs, &Error{File: file, Line: lineOf(item), Field: fmt.Sprintf("roots[%d]", i), Msg: fmt.Sprintf("the worker's command line would take %d bytes, above this system's limit of %d (ARG_MAX, with %d kept for its environment); use fewer or shorter globs", size, limit, envReserve)})
+		} else if long := longestArg(r.Args()); long > maxArgStrlen {
+			errs = append(errs, &Error{File: file, Line: lineOf(item), Field: fmt.Sprintf("roots[%d]", i), Msg: fmt.Sprintf("one worker argument would be %d bytes, above the kernel's limit of %d for a single argument; shorten it", long, maxArgStrlen)})
+		}
+	}
+	return r, errs
+}
+
+// checkPath resolves a root's folder against the manifest's and checks that
+// it is one.
+func checkPath(p, base string, bad func(key, format string, args ...any)) string {
+	if p == "" {
+		bad("path", "missing; give the root's folder, relative to the manifest or absolute")
+		return ""
+	}
+	full := p
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(base, full)
+	}
+	abs, err := filepath.Abs(full)
+	if err != nil {
+		bad("path", "cannot resolve %q: %s", p, errText(err))
+		return ""
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		bad("path", "root folder %q does not exist or cannot be read: %s", p, errText(err))
+	case !st.IsDir():
+		bad("path", "%q is not a folder", p)
+	}
+	return abs
 }
 
 func parseTools(n *yaml.Node) (toolset.Mask, error) {
@@ -251,27 +291,30 @@ func parseTools(n *yaml.Node) (toolset.Mask, error) {
 	return nil, errors.New("use read, write, all or a list of tool names")
 }
 
-func parseLimits(file string, i int, n *yaml.Node) (map[string]int64, error) {
+func parseLimits(file string, i int, n *yaml.Node) (map[string]int64, Errors) {
 	out := map[string]int64{}
 	if n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
 		return out, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, &Error{File: file, Line: n.Line, Field: field(i, "limits"), Msg: "must be a mapping of limit names to numbers"}
+		return nil, Errors{{File: file, Line: n.Line, Field: field(i, "limits"), Msg: "must be a mapping of limit names to numbers"}}
 	}
+	var errs Errors
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		k, v := n.Content[j], n.Content[j+1]
 		f := field(i, "limits."+k.Value)
-		if !contains(LimitKeys, k.Value) {
-			return nil, &Error{File: file, Line: k.Line, Field: f, Msg: fmt.Sprintf("unknown limit; use one of %s", strings.Join(LimitKeys, ", "))}
+		if !slices.Contains(LimitKeys, k.Value) {
+			errs = append(errs, &Error{File: file, Line: k.Line, Field: f, Msg: fmt.Sprintf("unknown limit; use one of %s", strings.Join(LimitKeys, ", "))})
+			continue
 		}
 		x, err := strconv.ParseInt(v.Value, 10, 64)
 		if v.Kind != yaml.ScalarNode || err != nil || x <= 0 {
-			return nil, &Error{File: file, Line: v.Line, Field: f, Msg: fmt.Sprintf("%q is not a positive whole number", v.Value)}
+			errs = append(errs, &Error{File: file, Line: v.Line, Field: f, Msg: fmt.Sprintf("%q is not a positive whole number", v.Value)})
+			continue
 		}
 		out[k.Value] = x
 	}
-	return out, nil
+	return out, errs
 }
 
 // reachesTop reports whether some include glob can match a file directly in
@@ -321,7 +364,9 @@ func (r Root) Args() []string {
 	return args
 }
 
-func yamlError(file string, err error) error {
+// yamlErrors turns the decoder's error into Errors, one for each problem
+// it lists.
+func yamlErrors(file string, err error) Errors {
 	var msgs []string
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -329,21 +374,22 @@ func yamlError(file string, err error) error {
 	} else {
 		msgs = []string{err.Error()}
 	}
-	e := &Error{File: file, Msg: msgs[0]}
-	if m := yamlLine.FindStringSubmatch(msgs[0]); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		e.Msg = m[2]
-		if f := notFound.FindStringSubmatch(m[2]); f != nil {
-			e.Field = f[1]
-			e.Msg = "unknown key; see the manifest reference for the accepted keys"
+	var errs Errors
+	for _, msg := range msgs {
+		e := &Error{File: file, Msg: msg}
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			e.Line, _ = strconv.Atoi(m[1])
+			e.Msg = m[2]
+			if f := notFound.FindStringSubmatch(m[2]); f != nil {
+				e.Field = f[1]
+				e.Msg = "unknown key; see the manifest reference for the accepted keys"
+			}
+		} else if msg == "EOF" {
+			e.Msg = "empty manifest; start it with version: 1"
 		}
-	} else if err.Error() == "EOF" {
-		e.Msg = "empty manifest; start it with version: 1"
+		errs = append(errs, e)
 	}
-	if len(msgs) > 1 {
-		e.Msg += fmt.Sprintf(" (and %d more)", len(msgs)-1)
-	}
-	return e
+	return errs
 }
 
 func mappingOf(n *yaml.Node) *yaml.Node {
@@ -388,15 +434,6 @@ func lineOf(n *yaml.Node) int {
 }
 
 func field(i int, key string) string { return fmt.Sprintf("roots[%d].%s", i, key) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func errText(err error) string {
 	var pe *os.PathError
