@@ -86,7 +86,10 @@ func (w *walk) readDirUnsorted(d *confine.Dir, dir string) ([]entry, error) {
 		return nil, err
 	}
 	es, err := d.Entries()
-	if err != nil {
+	switch {
+	case err != nil && gone(err):
+		return nil, nil // removed while open: nothing in it is there
+	case err != nil:
 		return nil, errDirUnreadable
 	}
 	w.entries += int64(len(es))
