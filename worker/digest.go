@@ -60,8 +60,13 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 	}
 	b.left -= id.Size
 	h := sha256.New()
+	guard := r.dir.GuardFile(f)
+	defer guard.Close()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, id.Size)); err != nil {
 		return "", toolErrorf("cannot read the file to bind its cursor")
+	}
+	if guard.Changed() {
+		return "", errChangedReading()
 	}
 	if err := changedSince(osFile{f}, id); err != nil {
 		return "", err

@@ -93,6 +93,8 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 		return nil, err
 	}
 	defer f.Close()
+	guard := r.dir.GuardFile(f) // for the length of the page's reads
+	defer guard.Close()
 	scope := cursor.Scope{Tool: toolset.ReadTextFile, Args: map[string]any{"path": path, "start_line": startLine}}
 	state, err := r.fileState(f, id)
 	if err != nil {
@@ -118,10 +120,15 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	}
 
 	// Read one page worth of source bytes, ending on a character boundary.
+	// A write overlapping the read fails the page: it could hold bytes of
+	// two versions of the file.
 	n := min(r.lim.MaxReadBytes, id.Size-offset)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, offset); err != nil && err != io.EOF {
 		return nil, toolErrorf("cannot read %s", display(path))
+	}
+	if guard.Changed() {
+		return nil, errChangedReading()
 	}
 	if offset+n < id.Size {
 		buf = buf[:completePrefix(buf)]

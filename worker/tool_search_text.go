@@ -113,6 +113,11 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 // emit refused a match; next is then that match's line.
 func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, budget *int64, emit func(textscan.Match) bool) (next textscan.Position, done, stopped bool, err error) {
 	f, id, err := r.dir.OpenReader(sf.path)
+	if errors.Is(err, confine.ErrPermission) {
+		// A file this process may not open is skipped, as a binary one
+		// is: not an error of the whole search.
+		return next, true, false, nil
+	}
 	if err != nil {
 		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
 	}
@@ -120,6 +125,8 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 	if id != sf.id {
 		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
 	}
+	guard := r.dir.GuardReader(f)
+	defer guard.Close()
 	if pos.Offset == 0 {
 		bin, err := sc.IsBinary(f, id.Size)
 		if err != nil {
@@ -144,6 +151,9 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 		return next, false, false, readFailure(f, id, sf.path)
 	}
 	*budget -= scanned
+	if guard.Changed() {
+		return next, false, false, errChangedReading()
+	}
 	if err := changedSince(f, id); err != nil {
 		return next, false, false, err
 	}
@@ -162,6 +172,10 @@ func readFailure(f identified, id confine.Identity, path string) error {
 	}
 	return toolErrorf("cannot read %q", path)
 }
+
+// errChangedReading is the error for a read that a write overlapped (seen
+// by a confine.Guard): the bytes read may hold two versions of the file.
+func errChangedReading() error { return toolErrorf("filesystem changed while reading") }
 
 // identified is an open file that can tell its identity now:
 // *confine.Reader, or an *os.File as osFile.
@@ -214,6 +228,12 @@ func (r *Root) scopeState(files []scopedFile) (string, error) {
 		d, ok := r.digests.get(sf.id)
 		if !ok {
 			f, id, err := r.dir.OpenFile(sf.path)
+			if errors.Is(err, confine.ErrPermission) {
+				// Skipped by the scan; bound as unreadable, so a
+				// change of permission shows as a change.
+				fmt.Fprintf(h, "%s\x00%d\x00unreadable\n", sf.path, sf.id.Size)
+				continue
+			}
 			if err != nil {
 				return "", toolErrorf("%v", cursor.ErrChanged)
 			}

@@ -39,6 +39,9 @@ var (
 	ErrSymlink    = errors.New("path goes through a symbolic link")
 	ErrNotRegular = errors.New("not a regular file")
 	ErrNotDir     = errors.New("not a directory")
+	// ErrPermission: the process may not open the file (or search a
+	// directory on the way).
+	ErrPermission = errors.New("permission denied")
 )
 
 var (
@@ -198,7 +201,9 @@ func probeOpenat2(dirfd int) {
 // relative to it. A Root is safe for concurrent use.
 type Root struct {
 	h         fdRef
-	noOpenat2 bool // tests: force the per-component walk
+	noOpenat2 bool     // tests: force the per-component walk
+	mode      caseMode // how the root's filesystem matches names
+	guards    guards   // inotify watches over reads (see Guard)
 }
 
 // Open opens the host directory dir as a Root. dir itself must not be a
@@ -216,7 +221,12 @@ func Open(dir string) (*Root, error) {
 		return nil, fmt.Errorf("open root: %w", rootErr(dir, err))
 	}
 	probeOpenat2(fd)
-	r := &Root{}
+	mode, err := fsCaseMode(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("statfs root: %w", err)
+	}
+	r := &Root{mode: mode}
 	r.h.fd = fd
 	return r, nil
 }
@@ -241,7 +251,10 @@ func rootErr(dir string, err error) error {
 
 // Close closes the root descriptor. Operations running concurrently finish
 // first; later operations fail.
-func (r *Root) Close() error { return r.h.close() }
+func (r *Root) Close() error {
+	r.guards.close()
+	return r.h.close()
+}
 
 // UsesOpenat2 reports whether multi-component paths are resolved with
 // openat2(2) (true) or with the per-component openat(2) walk (false).
@@ -266,6 +279,10 @@ const (
 	dirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	pathFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fileFlags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+	// leafFlags opens a file's name without opening the file: nothing can
+	// block and no device driver runs; only a regular file is then reopened
+	// for reading (see reopen).
+	leafFlags = unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	resolve   = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 )
 
@@ -317,6 +334,8 @@ func mapErrno(err error) error {
 		return ErrSymlink
 	case errors.Is(err, unix.ENOTDIR):
 		return ErrNotDir
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return ErrPermission
 	}
 	return err
 }
@@ -366,8 +385,10 @@ func openComponent(dirfd int, name string, flags int) (int, error) {
 }
 
 // walk opens the ancestors parts[:len(parts)-1] one component at a time
-// (O_PATH|O_DIRECTORY|O_NOFOLLOW) and then the leaf with leafFlags.
-func walk(rootfd int, parts []string, leafFlags int) (int, error) {
+// (O_PATH|O_DIRECTORY|O_NOFOLLOW) and then the leaf with flags. Every
+// component must be the exact name of an entry (see exactName): a name
+// that only folds to one is not there.
+func walk(rootfd int, parts []string, flags int) (int, error) {
 	dirfd := rootfd
 	defer func() {
 		if dirfd != rootfd {
@@ -375,7 +396,7 @@ func walk(rootfd int, parts []string, leafFlags int) (int, error) {
 		}
 	}()
 	for _, c := range parts[:len(parts)-1] {
-		fd, err := openComponent(dirfd, c, pathFlags)
+		fd, err := openExact(dirfd, c, pathFlags)
 		if err != nil {
 			return -1, err
 		}
@@ -384,18 +405,38 @@ func walk(rootfd int, parts []string, leafFlags int) (int, error) {
 		}
 		dirfd = fd
 	}
-	return openComponent(dirfd, parts[len(parts)-1], leafFlags)
+	return openExact(dirfd, parts[len(parts)-1], flags)
 }
 
-// openRel opens rel (at least one component) below the root with flags.
+// openExact is openComponent for a name a client gave: where lookups in
+// dirfd may fold case, name must be an entry's exact name.
+func openExact(dirfd int, name string, flags int) (int, error) {
+	ok, err := exactName(dirfd, name)
+	if err != nil {
+		return -1, mapErrno(err)
+	}
+	if !ok {
+		return -1, ErrNotExist
+	}
+	return openComponent(dirfd, name, flags)
+}
+
+// openRel opens rel (at least one component) below the root with flags,
+// each component under its exact name. Where the root's filesystem never
+// folds case, one openat2 does it, kept to that filesystem
+// (RESOLVE_NO_XDEV): a path that crosses a mount point takes the
+// per-component walk, which checks each directory it passes.
 func (r *Root) openRel(rootfd int, parts []string, flags int) (int, error) {
+	if r.mode != caseExact {
+		return walk(rootfd, parts, flags)
+	}
 	if len(parts) == 1 {
 		return openComponent(rootfd, parts[0], flags)
 	}
 	if !r.UsesOpenat2() {
 		return walk(rootfd, parts, flags)
 	}
-	how := &unix.OpenHow{Flags: uint64(flags), Resolve: resolve}
+	how := &unix.OpenHow{Flags: uint64(flags), Resolve: resolve | unix.RESOLVE_NO_XDEV}
 	p := strings.Join(parts, "/")
 	for range 16 {
 		fd, err := unix.Openat2(rootfd, p, how)
@@ -406,11 +447,12 @@ func (r *Root) openRel(rootfd int, parts []string, flags int) (int, error) {
 			continue
 		case unix.ENOENT:
 			return -1, ErrNotExist
-		case unix.ELOOP, unix.EXDEV:
+		case unix.ELOOP:
 			return -1, ErrSymlink
 		}
-		// ENOTDIR (a file or a symlink at a component?) and anything
-		// unexpected: let the walk classify it precisely. The walk is just
+		// EXDEV (a mount point on the way), ENOTDIR (a file or a symlink
+		// at a component?) and anything unexpected: let the walk classify
+		// it precisely. The walk is just
 		// as safe; it may even succeed if the tree changed meanwhile.
 		return walk(rootfd, parts, flags)
 	}
@@ -459,7 +501,8 @@ func (r *Root) OpenFile(rel string) (*os.File, Identity, error) {
 }
 
 // openRegular opens the regular file at rel (O_NONBLOCK still set) and
-// returns its descriptor, its fstat and rel cleaned.
+// returns its descriptor, its fstat and rel cleaned. The name is opened
+// O_PATH and checked first, so a FIFO, socket or device is never opened.
 func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
 	parts, err := splitRel(rel)
 	if err != nil {
@@ -473,12 +516,20 @@ func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
 		return -1, nil, "", pathErr("open", rel, err)
 	}
 	defer r.h.release()
-	fd, err := r.openRel(rootfd, parts, fileFlags)
+	pfd, err := r.openRel(rootfd, parts, leafFlags)
 	if err != nil {
 		return -1, nil, "", pathErr("open", rel, err)
 	}
 	clean := strings.Join(parts, "/")
-	st, err := statRegular(fd, clean)
+	fd, st, err := reopenRegular(pfd, clean)
+	if err == errNoProc {
+		// No /proc: open the name again, non-blocking, and keep it only
+		// if it is the file just checked.
+		if fd, err = r.openRel(rootfd, parts, fileFlags); err != nil {
+			return -1, nil, "", pathErr("open", rel, err)
+		}
+		return sameRegular(fd, st, clean)
+	}
 	if err != nil {
 		return -1, nil, "", err
 	}
@@ -498,16 +549,6 @@ func statRegular(fd int, rel string) (*unix.Stat_t, error) {
 		return nil, pathErr("open", rel, ErrNotRegular)
 	}
 	return &st, nil
-}
-
-// finishFile checks that fd is a regular file, clears O_NONBLOCK and wraps
-// it in an *os.File named rel. It closes fd on failure.
-func finishFile(fd int, rel string) (*os.File, Identity, error) {
-	st, err := statRegular(fd, rel)
-	if err != nil {
-		return nil, Identity{}, err
-	}
-	return blockingFile(fd, st, rel)
 }
 
 // blockingFile clears O_NONBLOCK on the regular file fd and wraps it in an
@@ -568,11 +609,22 @@ func (d *Dir) OpenFile(name string) (*os.File, Identity, error) {
 		return nil, Identity{}, pathErr("open", rel, err)
 	}
 	defer d.h.release()
-	fd, err := openComponent(dirfd, name, fileFlags)
+	pfd, err := openComponent(dirfd, name, leafFlags)
 	if err != nil {
 		return nil, Identity{}, pathErr("open", rel, err)
 	}
-	return finishFile(fd, rel)
+	fd, st, err := reopenRegular(pfd, rel)
+	if err == errNoProc {
+		if fd, err = openComponent(dirfd, name, fileFlags); err != nil {
+			return nil, Identity{}, pathErr("open", rel, err)
+		}
+		if fd, st, _, err = sameRegular(fd, st, rel); err != nil {
+			return nil, Identity{}, err
+		}
+	} else if err != nil {
+		return nil, Identity{}, err
+	}
+	return blockingFile(fd, st, rel)
 }
 
 // Stat returns the Identity of name (one component) in d without following

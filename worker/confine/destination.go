@@ -40,6 +40,12 @@ func inspectDestination(rootfd int, name string) (*destination, error) {
 		return nil, mapErrno(err)
 	}
 	defer unix.Close(fd)
+	// Where the root folds case, name may have found an entry spelled
+	// otherwise, one the include and exclude rules were not asked about:
+	// that entry is not the destination named.
+	if ok, err := exactName(rootfd, name); err != nil || !ok {
+		return nil, ErrNotWritable
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err

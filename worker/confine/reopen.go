@@ -1,0 +1,86 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// A file is opened for reading in two steps: its name is opened O_PATH,
+// which opens nothing (a FIFO's blocked writer stays blocked, a device's
+// driver is not called), the descriptor is fstat'ed, and only a regular
+// file is then reopened for reading through /proc/self/fd, which reaches
+// exactly the inode checked: no swap in between can put a FIFO or a device
+// under the name.
+
+// errNoProc: /proc/self/fd cannot be opened; the caller reopens by name.
+var errNoProc = errors.New("/proc/self/fd is not available")
+
+var procFD struct {
+	once sync.Once
+	fd   int
+	err  error
+}
+
+// procSelfFD returns a descriptor of /proc/self/fd, opened once.
+func procSelfFD() (int, error) {
+	procFD.once.Do(func() {
+		procFD.fd, procFD.err = retryEINTR(func() (int, error) {
+			return unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		})
+	})
+	return procFD.fd, procFD.err
+}
+
+// reopenRegular checks that the O_PATH descriptor pfd is a regular file
+// and reopens it for reading (O_NONBLOCK set), closing pfd. On errNoProc
+// the returned stat is pfd's, for sameRegular; any other error names rel.
+func reopenRegular(pfd int, rel string) (int, *unix.Stat_t, error) {
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return -1, nil, pathErr("stat", rel, err)
+	}
+	switch modeKind(st.Mode) {
+	case KindFile:
+	case KindSymlink: // O_PATH|O_NOFOLLOW opens the link itself
+		return -1, nil, pathErr("open", rel, ErrSymlink)
+	default:
+		return -1, nil, pathErr("open", rel, ErrNotRegular)
+	}
+	dir, err := procSelfFD()
+	if err != nil {
+		return -1, &st, errNoProc
+	}
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(dir, strconv.Itoa(pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return -1, nil, pathErr("open", rel, mapErrno(err))
+	}
+	// The same inode, and a regular file's type cannot change; its
+	// metadata may have since the first fstat, so take it again.
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, nil, pathErr("stat", rel, err)
+	}
+	return fd, &st, nil
+}
+
+// sameRegular keeps fd, opened by name after a check through O_PATH gave
+// want, only if it is still that regular file; it closes fd otherwise.
+func sameRegular(fd int, want *unix.Stat_t, rel string) (int, *unix.Stat_t, string, error) {
+	st, err := statRegular(fd, rel)
+	if err != nil {
+		return -1, nil, "", err
+	}
+	if st.Dev != want.Dev || st.Ino != want.Ino {
+		unix.Close(fd)
+		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
+	}
+	return fd, st, rel, nil
+}
