@@ -12,6 +12,14 @@ import (
 
 const changed = "the filesystem changed since this cursor was issued; start the traversal again"
 
+// changedReading is the refusal of a page that a write overlapped.
+const changedReading = "filesystem changed while reading"
+
+// refusedAsChanged reports whether a tool error is one of the two answers
+// to a change under a traversal: the cursor's state moved, or a write
+// overlapped the page's reads.
+func refusedAsChanged(text string) bool { return text == changed || text == changedReading }
+
 type entryItem struct {
 	Path string `json:"path"`
 	Type string `json:"type"`
