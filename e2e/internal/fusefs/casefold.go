@@ -18,11 +18,34 @@ import (
 // finds an entry whatever the case of the name asked for (an exact match
 // first). Creating a name that folds to an existing entry reaches that
 // entry.
-func NewCasefold(dir string) fs.InodeEmbedder { return &casefoldNode{real: dir} }
+func NewCasefold(dir string) fs.InodeEmbedder {
+	return &casefoldNode{real: dir, opt: &options{fold: true}}
+}
+
+// NewCoarseTimes returns a filesystem that serves the host directory dir
+// unchanged except for its timestamps, which it reports in whole seconds,
+// as FAT (2 s), SMB and other filesystems with coarse timestamps do: two
+// writes within one second leave mtime and ctime as they were.
+func NewCoarseTimes(dir string) fs.InodeEmbedder {
+	return &casefoldNode{real: dir, opt: &options{coarse: true}}
+}
+
+type options struct {
+	fold   bool // lookups fold case
+	coarse bool // timestamps in whole seconds
+}
 
 type casefoldNode struct {
 	fs.Inode
 	real string // the host path this node serves
+	opt  *options
+}
+
+// attr applies the timestamp granularity to a returned attribute.
+func (n *casefoldNode) attr(a *fuse.Attr) {
+	if n.opt.coarse {
+		a.Atimensec, a.Mtimensec, a.Ctimensec = 0, 0, 0
+	}
 }
 
 var (
@@ -41,6 +64,9 @@ var (
 // fold returns the host name of the entry name finds in n: itself if it
 // exists, else an entry equal under case folding, else name.
 func (n *casefoldNode) fold(name string) string {
+	if !n.opt.fold {
+		return name
+	}
 	if _, err := os.Lstat(filepath.Join(n.real, name)); err == nil {
 		return name
 	}
@@ -62,7 +88,8 @@ func (n *casefoldNode) child(ctx context.Context, path string, out *fuse.EntryOu
 		return nil, fs.ToErrno(err)
 	}
 	out.Attr.FromStat(&st)
-	return n.NewInode(ctx, &casefoldNode{real: path}, fs.StableAttr{Mode: st.Mode, Ino: st.Ino}), 0
+	n.attr(&out.Attr)
+	return n.NewInode(ctx, &casefoldNode{real: path, opt: n.opt}, fs.StableAttr{Mode: st.Mode, Ino: st.Ino}), 0
 }
 
 func (n *casefoldNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -74,6 +101,7 @@ func (n *casefoldNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno
 }
 
 func (n *casefoldNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	defer n.attr(&out.Attr)
 	if fga, ok := f.(fs.FileGetattrer); ok {
 		return fga.Getattr(ctx, out)
 	}
@@ -87,6 +115,7 @@ func (n *casefoldNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.A
 
 func (n *casefoldNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if fsa, ok := f.(fs.FileSetattrer); ok {
+		defer n.attr(&out.Attr)
 		return fsa.Setattr(ctx, in, out)
 	}
 	if m, ok := in.GetMode(); ok {
