@@ -1,18 +1,15 @@
 package e2e
 
 import (
-	"context"
 	"encoding/binary"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 )
 
@@ -142,16 +139,15 @@ func TestUnreadableFileAsUnprivilegedUser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The nobody user must reach the root and run the binary.
-	for _, d := range []string{root, filepath.Dir(root), filepath.Dir(workerBin)} {
+	// The nobody user must reach the root (workerAs opens the binary's
+	// directory).
+	for _, d := range []string{root, filepath.Dir(root)} {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if os.Geteuid() != 0 {
-		t.Fatal("this test starts the worker as uid 65534 and must run as root: run `sudo go test ./e2e/`")
-	}
-	cs := workerAs(t, 65534, root, "--include", "**")
+	needRoot(t)
+	cs := workerAs(t, 65534, 65534, root, "--include", "**")
 
 	missing := call(t, cs, "read_text_file", map[string]any{"path": "nosuch.txt"})
 	for _, p := range []string{"m-secret.txt", "sub/locked.txt"} {
@@ -188,22 +184,4 @@ func TestUnreadableFileAsUnprivilegedUser(t *testing.T) {
 			t.Errorf("limit %d: hits %v, want %v", limit, got, want)
 		}
 	}
-}
-
-// workerAs starts the worker as uid (and gid) with args.
-func workerAs(t testing.TB, uid uint32, root string, args ...string) *mcp.ClientSession {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.Command(workerBin, append([]string{"--root", root}, args...)...)
-	cmd.Env = []string{}
-	cmd.Stderr = &testWriter{t: t}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-	c := mcp.NewClient(&mcp.Implementation{Name: "fsmcp-e2e", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect the worker as uid %d: %v", uid, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }

@@ -41,7 +41,9 @@ func TestNoTornPageUnderSameLengthRewrites(t *testing.T) {
 	}{
 		{"local filesystem", func(t *testing.T, host string) string { return host }},
 		{"FUSE, 1 s timestamps", func(t *testing.T, host string) string {
-			return fusefs.Mount(t, fusefs.NewCoarseTimes(host))
+			mnt := t.TempDir()
+			fusefs.Mount(t, mnt, fusefs.NewCoarseTimes(host))
+			return mnt
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

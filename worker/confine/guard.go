@@ -19,6 +19,15 @@ import (
 // reported. A write that was in progress when the watch was added reports
 // on completion, so it is seen too.
 //
+// inotify reports a write when it completes, so a write still in progress
+// when the read ends would be reported too late. Changed therefore first
+// waits for any write in progress: lseek(SEEK_DATA) takes the inode lock
+// that a buffered write holds for its whole copy (ext4, xfs, btrfs, tmpfs,
+// FUSE), so once it returns the write's bytes are all in place and its
+// event is queued a few instructions later. A writer preempted exactly
+// between the two can still slip by unseen; the reader's identity check
+// after the read (a write changes ctime when it starts) is the last net.
+//
 // What inotify does not see is not reported: a write through a shared
 // memory mapping, a change made by another machine to a network
 // filesystem. Where no watch can be added (no inotify, no /proc, the
@@ -26,6 +35,7 @@ import (
 // identity checks (size, inode, times) are then all there is.
 type Guard struct {
 	g    *guards
+	fd   int // the file read, open for as long as the Guard is used
 	wd   int32
 	w    *guardWatch
 	seen uint64
@@ -90,7 +100,7 @@ func (g *guards) watch(fd int) *Guard {
 		g.wds[int32(wd)] = w
 	}
 	w.refs++
-	return &Guard{g: g, wd: int32(wd), w: w, seen: w.mods}
+	return &Guard{g: g, fd: fd, wd: int32(wd), w: w, seen: w.mods}
 }
 
 // Changed reports whether the file was written since the Guard was set
@@ -99,6 +109,9 @@ func (gd *Guard) Changed() bool {
 	if gd == nil {
 		return false
 	}
+	// Wait for a write in progress (see Guard); the answer does not
+	// matter, nor does the file offset (reads use pread).
+	unix.Seek(gd.fd, 0, unix.SEEK_DATA)
 	g := gd.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
