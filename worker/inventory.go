@@ -125,9 +125,7 @@ func (c *inventories) expire() {
 		c.idle.Reset(left)
 		return
 	}
-	c.idle = nil
-	c.set.Close()
-	c.scopes = nil
+	c.forget()
 }
 
 // scopeInventory returns the inventory of s's scope, cached or walked.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // searchPages follows search_text's cursors from the start and returns
@@ -143,5 +144,72 @@ func TestInventorySwappedScope(t *testing.T) {
 				t.Fatalf("the root keeps %d scopes after a swap no watch saw, want 0", n)
 			}
 		})
+	}
+}
+
+// TestInventoryIdle: kept inventories give their watches back once idle
+// for watchIdle, not before; the timer does it on its own; the next search
+// walks and keeps again; a walk that is not kept leaves no watches behind.
+func TestInventoryIdle(t *testing.T) {
+	idle := watchIdle
+	t.Cleanup(func() { watchIdle = idle })
+	dir := t.TempDir()
+	for i := range 4 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte("needle\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(Config{Root: dir, Include: []string{"**"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	held := func() (int, int) {
+		r.inv.mu.Lock()
+		defer r.inv.mu.Unlock()
+		return r.inv.set.Len(), len(r.inv.scopes)
+	}
+
+	watchIdle = time.Hour
+	searchPages(t, r, "needle")
+	if w, s := held(); w == 0 || s != 1 {
+		t.Fatalf("after a search: %d watches, %d scopes kept", w, s)
+	}
+	r.inv.expire() // not idle for an hour: keeps
+	if w, s := held(); w == 0 || s != 1 {
+		t.Fatalf("expired before its idle time: %d watches, %d scopes", w, s)
+	}
+	watchIdle = 20 * time.Millisecond
+	time.Sleep(30 * time.Millisecond)
+	r.inv.expire()
+	if w, s := held(); w != 0 || s != 0 {
+		t.Fatalf("idle past its time: %d watches, %d scopes still held", w, s)
+	}
+
+	watchIdle = 100 * time.Millisecond
+	searchPages(t, r, "needle")
+	if w, s := held(); w == 0 || s != 1 {
+		t.Fatalf("after the idle time, a search keeps %d watches, %d scopes", w, s)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if w, s := held(); w == 0 && s == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("watches still held 10 s after the last search (idle time 100 ms)")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	small, err := Open(Config{Root: dir, Include: []string{"**"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	small.inv = newInventories(2)
+	searchPages(t, small, "needle")
+	if n := small.inv.set.Len(); n != 0 {
+		t.Fatalf("a walk over the watch cap left %d watches", n)
 	}
 }
