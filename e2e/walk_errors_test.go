@@ -147,3 +147,56 @@ func TestNamesNotUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWalkUnreadableDir: a directory the worker's user may not open
+// (EACCES, worker as uid 65534) is not served, the same way by every tool:
+// not listed, not searched, nothing under it read; the calls around it
+// succeed rather than fail.
+func TestWalkUnreadableDir(t *testing.T) {
+	needRoot(t)
+	root := reachableDir(t, 0, 0, 0o755)
+	for p, body := range map[string]string{
+		"open/a.txt":         "needle a\n",
+		"locked/b.txt":       "needle b\n",
+		"mixed/c.txt":        "needle c\n",
+		"mixed/locked/d.txt": "needle d\n",
+	} {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{"locked", "mixed/locked"} {
+		if err := os.Chmod(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := workerAs(t, nobody, nobody, root, "--include", "**")
+
+	var listed []string
+	for _, dir := range []string{"", "mixed"} {
+		for _, it := range items[struct{ Path string }](t, ok(t, cs, "list_directory", map[string]any{"path": dir})) {
+			listed = append(listed, it.Path)
+		}
+	}
+	if want := []string{"mixed", "open", "mixed/c.txt"}; !slices.Equal(listed, want) {
+		t.Fatalf("listed %q, want %q", listed, want)
+	}
+	var found []string
+	for _, it := range items[struct{ Path string }](t, ok(t, cs, "search_files", map[string]any{"query": ".txt"})) {
+		found = append(found, it.Path)
+	}
+	if want := []string{"mixed/c.txt", "open/a.txt"}; !slices.Equal(found, want) {
+		t.Fatalf("search_files found %q, want %q", found, want)
+	}
+	hits, _, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 1<<20)
+	sameHits(t, hits, []textHit{{"mixed/c.txt", 1, "needle c"}, {"open/a.txt", 1, "needle a"}})
+	for _, p := range []string{"locked/b.txt", "mixed/locked/d.txt"} {
+		if r := call(t, cs, "read_text_file", map[string]any{"path": p}); !r.isError {
+			t.Fatalf("read_text_file %q answered %q", p, r.text)
+		}
+	}
+}
