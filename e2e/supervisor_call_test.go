@@ -140,29 +140,6 @@ func TestSupervisorCallBadInput(t *testing.T) {
 	}
 }
 
-// TestReadmeFirstCommand: the README's first command works from a fresh
-// checkout with only Go installed: `go run` builds the supervisor, which
-// builds the worker it cannot find, and prints the listing.
-func TestReadmeFirstCommand(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatal("go is not on $PATH")
-	}
-	cmd := exec.Command(goBin, "run", "./cmd/fsmcp-supervisor", "call", "--manifest", "manifests/reader-writer.yaml", "reader_list_directory", `{"path": ""}`)
-	cmd.Dir = ".."
-	// Only go's own folder on $PATH, so no installed fsmcp-worker is found.
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), "PATH="+filepath.Dir(goBin))
-	var stdout, stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %s", err, stderr.String())
-	}
-	var page struct{ Items []struct{ Path, Type string } }
-	if err := json.Unmarshal([]byte(stdout.String()), &page); err != nil || !slices.ContainsFunc(page.Items, func(it struct{ Path, Type string }) bool { return it.Path == "README.md" }) {
-		t.Errorf("printed %q (%v), want the workspace listing with README.md", stdout.String(), err)
-	}
-}
-
 // TestExampleWritesIgnored: a write through an example manifest, used in
 // place, lands in manifests/outbox and leaves the checkout clean.
 func TestExampleWritesIgnored(t *testing.T) {
