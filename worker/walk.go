@@ -58,7 +58,8 @@ func (w *walk) visit() error {
 // must fail the call, not shorten its answer.
 func gone(err error) bool {
 	return errors.Is(err, confine.ErrNotExist) || errors.Is(err, confine.ErrNotDir) ||
-		errors.Is(err, confine.ErrSymlink) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+		errors.Is(err, confine.ErrSymlink) || errors.Is(err, confine.ErrPermission) ||
+		errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }
 
 // entry is a directory entry the walk may use.
