@@ -149,9 +149,15 @@ func TestAttackProtocolLines(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":15,"method":7}`, "15", -32600, "not a JSON-RPC 2.0 message"},
 		{`{"jsonrpc":"2.0","id":16,"method":"ping","params":{` + newMeta + `}}`, "16", -32601, "method not found"},
 		{`{"jsonrpc":"2.0","id":17,"method":"no/such/method","params":{` + newMeta + `}}`, "17", -32601, "method not found"},
-		{`{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{` + newMeta + `,"name":"delete_everything","arguments":{}}}`, "18", -32602, "unknown tool"},
-		{toolCall(19, "read_text_file", `"a.txt"`), "19", 0, "invalid arguments: the arguments must be a JSON object"},
-		{toolCall(20, "read_text_file", `[1]`), "20", 0, "invalid arguments: the arguments must be a JSON object"},
+		{`{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{` + newMeta + `,"name":"delete_everything","arguments":{}}}`, "18", -32602, "Tool delete_everything not found"},
+		{toolCall(19, "read_text_file", `"a.txt"`), "19", -32602, "Invalid params: arguments must be a JSON object"},
+		{toolCall(20, "read_text_file", `[1]`), "20", -32602, "Invalid params: arguments must be a JSON object"},
+		{toolCall(36, "read_text_file", `null`), "36", -32602, "Invalid params: arguments must be a JSON object"},
+		// A call without the protocol's _meta claim, or naming another
+		// revision, is refused with -32022 (never code 0).
+		{`{"jsonrpc":"2.0","id":37,"method":"tools/list"}`, "37", -32022, "Unsupported protocol version: the request did not name a protocol version"},
+		{`{"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"a.txt"}}}`, "38", -32022, "Unsupported protocol version: the request did not name a protocol version"},
+		{`{"jsonrpc":"2.0","id":39,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-06-18"}}}`, "39", -32022, "Unsupported protocol version: the request named 2025-06-18"},
 		{toolCall(21, "read_text_file", `{"path":5}`), "21", 0, "invalid arguments: path must be a string"},
 		{toolCall(22, "read_text_file", `{"path":"a.txt","start_line":"1"}`), "22", 0, "invalid arguments: start_line must be an integer"},
 		{toolCall(23, "read_text_file", `{"path":"a.txt","start_line":0}`), "23", 0, "start_line must be 1 or more"},
@@ -182,7 +188,7 @@ func TestAttackProtocolLines(t *testing.T) {
 			served()
 			for _, tc := range tests {
 				line := strings.Replace(tc.line, `"name":"`, `"name":"`+p.prefix, 1)
-				if tc.code == -32602 {
+				if strings.Contains(tc.want, "not found") {
 					line = tc.line // an unknown tool stays unknown
 				}
 				p.send(t, line)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -113,6 +114,91 @@ func TestExitPaths(t *testing.T) {
 			}
 			if stderr.Len() != 0 {
 				t.Errorf("stderr not silent: %q", stderr.String())
+			}
+		})
+	}
+}
+
+// TestProtocolProfile walks the contract's protocol rows over raw stdio
+// against both binaries: a call without the _meta claim, or naming another
+// revision, gets -32022 with the supported list (never code 0); a legacy
+// initialize gets -32022 with both lists and the connection stays usable;
+// an unknown method -32601; an unknown tool "Tool <name> not found" and
+// arguments that are not an object -32602; server/discover is complete,
+// private, uncached and carries instructions.
+func TestProtocolProfile(t *testing.T) {
+	const noClaim = "Unsupported protocol version: the request did not name a protocol version"
+	rows := []struct {
+		name    string
+		line    string // %s: the tool name prefix
+		code    int
+		message string // exact
+		data    string // exact JSON, or "" for none
+	}{
+		{"no params", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
+		{"params without _meta", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"%sread_text_file","arguments":{"path":"a.txt"}}}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
+		{"_meta without the version", `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
+		{"version not a string", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}}}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
+		{"ping without the claim", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
+		{"discover without the claim", `{"jsonrpc":"2.0","id":6,"method":"server/discover","params":{}}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
+		{"an older revision", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-06-18","io.modelcontextprotocol/clientCapabilities":{}}}}`, -32022,
+			"Unsupported protocol version: the request named 2025-06-18; this server implements 2026-07-28", `{"requested":"2025-06-18","supported":["2026-07-28"]}` /* keys sorted: re-marshalled from a map */},
+		{"legacy initialize", `{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, -32022,
+			"Unsupported protocol version: this server implements 2026-07-28 only (use server/discover)", `{"requested":"2025-06-18","supported":["2026-07-28"]}` /* keys sorted: re-marshalled from a map */},
+		{"unknown method", `{"jsonrpc":"2.0","id":9,"method":"files/delete","params":{` + newMeta + `}}`, -32601, `method not found: "files/delete"`, ""},
+		{"unknown tool", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{` + newMeta + `,"name":"delete_file","arguments":{}}}`, -32602, "Tool delete_file not found", ""},
+		{"arguments a string", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":"a.txt"}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
+		{"arguments an array", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":[]}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
+		{"arguments a number", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{` + newMeta + `,"name":"%swrite_text_file","arguments":7}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
+		{"arguments null", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":null}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
+	}
+	for _, p := range protoTargets(t) {
+		t.Run(p.name, func(t *testing.T) {
+			roundTrip := func(line string) map[string]any {
+				t.Helper()
+				p.send(t, line)
+				l, err := p.out.ReadString('\n')
+				if err != nil {
+					t.Fatalf("no answer to %.100s: %v; stderr:\n%s", line, err, p.stderr)
+				}
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatalf("answer is not JSON: %.200q", l)
+				}
+				return m
+			}
+			for _, row := range rows {
+				line := strings.ReplaceAll(row.line, "%s", p.prefix)
+				m := roundTrip(line)
+				e, _ := m["error"].(map[string]any)
+				if e == nil {
+					t.Errorf("%s: answered %v, want error %d", row.name, m, row.code)
+					continue
+				}
+				data := ""
+				if d, ok := e["data"]; ok {
+					data = string(mustJSON(d))
+				}
+				if e["code"] != float64(row.code) || e["message"] != row.message || data != row.data {
+					t.Errorf("%s: error %v %q data %s, want %d %q data %s", row.name, e["code"], e["message"], data, row.code, row.message, row.data)
+				}
+				// The connection stays usable after every refusal.
+				if r := roundTrip(`{"jsonrpc":"2.0","id":100,"method":"tools/list","params":{` + newMeta + `}}`); r["result"] == nil {
+					t.Fatalf("%s: tools/list afterwards: %v", row.name, r)
+				}
+			}
+			m := roundTrip(`{"jsonrpc":"2.0","id":101,"method":"server/discover","params":{` + newMeta + `}}`)
+			res, _ := m["result"].(map[string]any)
+			if res == nil {
+				t.Fatalf("discover: %v", m)
+			}
+			instr, _ := res["instructions"].(string)
+			if res["resultType"] != "complete" || res["ttlMs"] != float64(0) || res["cacheScope"] != "private" ||
+				!strings.Contains(instr, "relative to that root") || !strings.Contains(instr, "next_cursor") || !strings.Contains(instr, "until it is null") {
+				t.Errorf("discover result %v, want resultType complete, ttlMs 0, cacheScope private and the instructions", res)
+			}
+			if v := mustJSON(res["supportedVersions"]); string(v) != `["2026-07-28"]` {
+				t.Errorf("supportedVersions %s", v)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker"
 	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/fsmcp/fsmcp/worker/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -129,7 +130,7 @@ func serveStdio(srv *mcp.Server, maxWrite int64, stderr io.Writer) int {
 	t := &jsonl.Transport{Reader: os.Stdin, Writer: os.Stdout, MaxLine: jsonl.MaxLineFor(maxWrite),
 		DrainTimeout: drainTimeout, Ended: func() { close(ended) }}
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, t) }()
+	go func() { done <- srv.Run(ctx, profile.Transport(t)) }()
 	var err error
 	select {
 	case err = <-done:

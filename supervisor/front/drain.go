@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -92,7 +93,7 @@ func (c *drainConn) SessionID() string { return c.inner.SessionID() }
 
 // Serve runs the front server on t until its input ends or Stop is called.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
-	err := s.MCP.Run(ctx, &drainTransport{inner: t, s: s})
+	err := s.MCP.Run(ctx, &drainTransport{inner: profile.Transport(t), s: s})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -1,0 +1,83 @@
+package profile
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// metaProtocolVersion is the _meta key by which a 2026-07-28 request names
+// its protocol revision.
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// Transport wraps t so that every call except the legacy initialize (which
+// Refuse answers) must name Version in its params' _meta. A call that names
+// no version, or another one, is answered on the spot with
+// CodeUnsupportedProtocolVersion and never reaches the server: go-sdk would
+// treat it as the legacy protocol and answer "invalid during session
+// initialization" with code 0, or serve it once some other request had
+// set the session up. The connection stays usable.
+func Transport(t mcp.Transport) mcp.Transport { return &claimTransport{inner: t} }
+
+type claimTransport struct{ inner mcp.Transport }
+
+func (t *claimTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &claimConn{Connection: c}, nil
+}
+
+type claimConn struct{ mcp.Connection }
+
+func (c *claimConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.IsCall() || req.Method == "initialize" {
+			return msg, nil
+		}
+		refusal := checkClaim(req.Params)
+		if refusal == nil {
+			return msg, nil
+		}
+		if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: refusal}); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// checkClaim returns the refusal of a call whose params do not name
+// Version in _meta, or nil.
+func checkClaim(params json.RawMessage) *jsonrpc.Error {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p) // params that are not an object name no version
+	var named string
+	if raw, ok := p.Meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &named) != nil || named == "" {
+		data, _ := json.Marshal(struct {
+			Supported []string `json:"supported"`
+		}{[]string{Version}})
+		return &jsonrpc.Error{
+			Code:    CodeUnsupportedProtocolVersion,
+			Message: "Unsupported protocol version: the request did not name a protocol version",
+			Data:    data,
+		}
+	}
+	if named == Version {
+		return nil
+	}
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: []string{Version}, Requested: named})
+	return &jsonrpc.Error{
+		Code:    CodeUnsupportedProtocolVersion,
+		Message: "Unsupported protocol version: the request named " + named + "; this server implements " + Version,
+		Data:    data,
+	}
+}
