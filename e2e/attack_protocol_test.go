@@ -152,7 +152,6 @@ func TestAttackProtocolLines(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{` + newMeta + `,"name":"delete_everything","arguments":{}}}`, "18", -32602, "Tool delete_everything not found"},
 		{toolCall(19, "read_text_file", `"a.txt"`), "19", -32602, "Invalid params: arguments must be a JSON object"},
 		{toolCall(20, "read_text_file", `[1]`), "20", -32602, "Invalid params: arguments must be a JSON object"},
-		{toolCall(36, "read_text_file", `null`), "36", -32602, "Invalid params: arguments must be a JSON object"},
 		// A call without the protocol's _meta claim, or naming another
 		// revision, is refused with -32022 (never code 0).
 		{`{"jsonrpc":"2.0","id":37,"method":"tools/list"}`, "37", -32022, "Unsupported protocol version: the request did not name a protocol version"},

@@ -50,19 +50,27 @@ func TestDeterministicKeyRefused(t *testing.T) {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	last := strings.IndexByte(alphabet, good[len(good)-1])
 	nonCanon := good[:len(good)-1] + string(alphabet[last|1])
+	// The contract's two texts: one for a value that is absent or not in
+	// the unpadded base64url alphabet, one for a value in it that does not
+	// decode canonically to at least 32 bytes. Neither shows the value.
+	const (
+		notThere = "cursor key environment variable is missing, empty, or malformed"
+		notKey   = "cursor key environment variable is malformed or contains fewer than 32 bytes"
+	)
 	tests := []struct {
 		name string
 		env  []string
 		val  string
+		want string
 	}{
-		{"missing", []string{}, ""},
-		{"empty", []string{keyVar + "="}, ""},
-		{"malformed", []string{keyVar + "=" + "secret*value*that*is*not*base64url*at*all"}, "secret*value*that*is*not*base64url*at*all"},
-		{"standard alphabet", []string{keyVar + "=" + strings.Repeat("+/", 22)}, strings.Repeat("+/", 22)},
-		{"padded", []string{keyVar + "=" + base64.URLEncoding.EncodeToString(raw32)}, base64.URLEncoding.EncodeToString(raw32)},
-		{"short", []string{keyVar + "=" + base64.RawURLEncoding.EncodeToString(raw32[:31])}, base64.RawURLEncoding.EncodeToString(raw32[:31])},
-		{"non-canonical", []string{keyVar + "=" + nonCanon}, nonCanon},
-		{"whitespace", []string{keyVar + "=" + good + "\n"}, good},
+		{"missing", []string{}, "", notThere},
+		{"empty", []string{keyVar + "="}, "", notThere},
+		{"malformed", []string{keyVar + "=" + "secret*value*that*is*not*base64url*at*all"}, "secret*value*that*is*not*base64url*at*all", notThere},
+		{"standard alphabet", []string{keyVar + "=" + strings.Repeat("+/", 22)}, strings.Repeat("+/", 22), notThere},
+		{"padded", []string{keyVar + "=" + base64.URLEncoding.EncodeToString(raw32)}, base64.URLEncoding.EncodeToString(raw32), notThere},
+		{"whitespace", []string{keyVar + "=" + good + "\n"}, good, notThere},
+		{"short", []string{keyVar + "=" + base64.RawURLEncoding.EncodeToString(raw32[:31])}, base64.RawURLEncoding.EncodeToString(raw32[:31]), notKey},
+		{"non-canonical", []string{keyVar + "=" + nonCanon}, nonCanon, notKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,8 +81,8 @@ func TestDeterministicKeyRefused(t *testing.T) {
 			if stdout != "" {
 				t.Errorf("stdout %q", stdout)
 			}
-			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "fsmcp-worker: ") || !strings.Contains(stderr, keyVar) {
-				t.Errorf("stderr %q, want one fsmcp-worker: line naming %s", stderr, keyVar)
+			if want := "fsmcp-worker: " + tt.want + "\n"; stderr != want {
+				t.Errorf("stderr %q, want %q", stderr, want)
 			}
 			if tt.val != "" && strings.Contains(stderr, tt.val) {
 				t.Errorf("stderr leaks the value: %q", stderr)

@@ -150,7 +150,7 @@ func TestProtocolProfile(t *testing.T) {
 		{"arguments a string", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":"a.txt"}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
 		{"arguments an array", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":[]}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
 		{"arguments a number", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{` + newMeta + `,"name":"%swrite_text_file","arguments":7}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
-		{"arguments null", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":null}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
+		{"arguments true", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":true}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
 	}
 	for _, p := range protoTargets(t) {
 		t.Run(p.name, func(t *testing.T) {
@@ -187,7 +187,12 @@ func TestProtocolProfile(t *testing.T) {
 					t.Fatalf("%s: tools/list afterwards: %v", row.name, r)
 				}
 			}
-			m := roundTrip(`{"jsonrpc":"2.0","id":101,"method":"server/discover","params":{` + newMeta + `}}`)
+			// null arguments count as absent, as go-sdk's client sends them.
+			m := roundTrip(`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{` + newMeta + `,"name":"` + p.prefix + `list_directory","arguments":null}}`)
+			if r, _ := m["result"].(map[string]any); r == nil || r["isError"] == true {
+				t.Errorf("list_directory with null arguments: %v", m)
+			}
+			m = roundTrip(`{"jsonrpc":"2.0","id":101,"method":"server/discover","params":{` + newMeta + `}}`)
 			res, _ := m["result"].(map[string]any)
 			if res == nil {
 				t.Fatalf("discover: %v", m)

@@ -69,7 +69,8 @@ func New(impl *mcp.Implementation, instructions string) *mcp.Server {
 //     Version, leaving the session open, so a client that retries with
 //     server/discover is served;
 //   - refuses a tools/call whose arguments are present but not a JSON
-//     object with JSON-RPC -32602, before any tool sees them;
+//     object (null counts as absent) with JSON-RPC -32602, before any
+//     tool sees them;
 //   - spells the unknown-tool error "Tool <name> not found" (-32602).
 func Refuse(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -92,7 +93,7 @@ func Refuse(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, nil
 		case "tools/call":
 			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-			if p != nil && len(p.Arguments) > 0 && !isObject(p.Arguments) {
+			if p != nil && !isObjectOrAbsent(p.Arguments) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: arguments must be a JSON object"}
 			}
 			res, err := next(ctx, method, req)
@@ -106,7 +107,9 @@ func Refuse(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func isObject(raw json.RawMessage) bool {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	return len(raw) > 0 && raw[0] == '{'
+// isObjectOrAbsent reports whether tool arguments are a JSON object, or
+// absent: missing, or null as go-sdk's own client sends for nil arguments.
+func isObjectOrAbsent(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || raw[0] == '{' || string(raw) == "null"
 }
