@@ -68,6 +68,8 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 	sc := textscan.NewScanner(s.m)
 	sc.SetContext(ctx)
 	defer sc.Release()
+	guards := r.dir.NewScanGuard()
+	defer guards.Close()
 	budget := r.lim.MaxScanBytes
 	full := false
 	for pos.File < len(files) && budget > 0 && !full {
@@ -75,7 +77,7 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 			return nil, err
 		}
 		sf := files[pos.File]
-		next, done, stopped, err := r.scanFile(sc, sf, &pos, &budget, func(mt textscan.Match) bool {
+		next, done, stopped, err := r.scanFile(sc, guards, sf, &pos, &budget, func(mt textscan.Match) bool {
 			if len(fit.items) >= s.limit {
 				return false
 			}
@@ -111,7 +113,8 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 
 // scanFile scans one file from pos within the budget. stopped reports that
 // emit refused a match; next is then that match's line.
-func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, budget *int64, emit func(textscan.Match) bool) (next textscan.Position, done, stopped bool, err error) {
+// guards watches the file for writes while it is scanned.
+func (r *Root) scanFile(sc *textscan.Scanner, guards *confine.ScanGuard, sf scopedFile, pos *textCursor, budget *int64, emit func(textscan.Match) bool) (next textscan.Position, done, stopped bool, err error) {
 	f, id, err := r.dir.OpenReader(sf.path)
 	if errors.Is(err, confine.ErrPermission) {
 		// A file this process may not open is skipped, as a binary one
@@ -125,7 +128,7 @@ func (r *Root) scanFile(sc *textscan.Scanner, sf scopedFile, pos *textCursor, bu
 	if id != sf.id {
 		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
 	}
-	guard := r.dir.GuardReader(f)
+	guard := guards.Guard(f, sf.path)
 	defer guard.Close()
 	if pos.Offset == 0 {
 		bin, err := sc.IsBinary(f, id.Size)

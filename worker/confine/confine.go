@@ -808,8 +808,9 @@ func (d *Dir) Identity() (Identity, error) {
 // scans that read many small files: it costs no poller registration and no
 // flag changes, only the open, an fstat and the reads.
 type Reader struct {
-	fd  int
-	rel string
+	fd    int
+	rel   string
+	nlink uint64 // links when opened
 }
 
 // OpenReader opens the regular file at rel like OpenFile, returning a
@@ -820,7 +821,7 @@ func (r *Root) OpenReader(rel string) (*Reader, Identity, error) {
 	if err != nil {
 		return nil, Identity{}, err
 	}
-	return &Reader{fd: fd, rel: clean}, identityOf(st), nil
+	return &Reader{fd: fd, rel: clean, nlink: uint64(st.Nlink)}, identityOf(st), nil //nolint:unconvert // Nlink is not uint64 on every arch
 }
 
 // ReadAt reads len(p) bytes at off, as io.ReaderAt.

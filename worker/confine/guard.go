@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -38,7 +39,9 @@ type Guard struct {
 	fd   int // the file read, open for as long as the Guard is used
 	wd   int32
 	w    *guardWatch
+	name string // the file's name in w's directory; "" when w is the file's
 	seen uint64
+	own  bool // Close gives w back (a ScanGuard's directory watches are its own)
 }
 
 // guards is a Root's inotify instance for Guards, shared by all its reads.
@@ -53,9 +56,10 @@ type guards struct {
 
 // guardWatch is one inode's watch, shared by the Guards reading it.
 type guardWatch struct {
-	refs int
-	mods uint64
-	lost bool // the watch went away or events were dropped
+	refs  int
+	mods  uint64            // the watched object's own modifications
+	names map[string]uint64 // a directory's: modifications per entry name
+	lost  bool              // the watch went away or events were dropped
 }
 
 // GuardFile starts watching f for writes; see Guard.
@@ -77,30 +81,61 @@ func (r *Root) GuardReader(f *Reader) *Guard { return r.guards.watch(f.fd) }
 func (g *guards) watch(fd int) *Guard {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.off {
+	wd, w := g.add(fd)
+	if w == nil {
 		return nil
+	}
+	return &Guard{g: g, fd: fd, wd: wd, w: w, seen: w.mods, own: true}
+}
+
+// add adds (or shares) a watch on the file or directory open as fd, after
+// reading the events queued before it (they belong to earlier reads).
+// g.mu is held; a nil watch means none could be added.
+func (g *guards) add(fd int) (int32, *guardWatch) {
+	if g.off {
+		return 0, nil
 	}
 	if !g.on {
 		ifd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 		if err != nil {
 			g.off = true
-			return nil
+			return 0, nil
 		}
 		g.fd, g.on, g.wds = ifd, true, map[int32]*guardWatch{}
 	}
-	// Events queued before this watch belong to earlier reads.
 	g.drain()
 	wd, err := unix.InotifyAddWatch(g.fd, "/proc/self/fd/"+strconv.Itoa(fd), unix.IN_MODIFY)
 	if err != nil {
-		return nil
+		return 0, nil
 	}
 	w := g.wds[int32(wd)]
 	if w == nil || w.lost {
-		w = &guardWatch{}
+		w = &guardWatch{names: map[string]uint64{}}
 		g.wds[int32(wd)] = w
 	}
 	w.refs++
-	return &Guard{g: g, fd: fd, wd: int32(wd), w: w, seen: w.mods}
+	return int32(wd), w
+}
+
+// release gives back one reference to the watch wd. g.mu is held.
+func (g *guards) release(wd int32, w *guardWatch) {
+	w.refs--
+	if w.refs > 0 || !g.on {
+		return
+	}
+	if g.wds[wd] == w {
+		delete(g.wds, wd)
+		if !w.lost {
+			unix.InotifyRmWatch(g.fd, uint32(wd))
+		}
+	}
+}
+
+func (gd *Guard) count() uint64 {
+	if gd.name == "" {
+		return gd.w.mods
+	}
+	return gd.w.names[gd.name]
 }
 
 // Changed reports whether the file was written since the Guard was set
@@ -116,7 +151,7 @@ func (gd *Guard) Changed() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.drain()
-	return gd.w.lost || gd.w.mods != gd.seen
+	return gd.w.lost || gd.count() != gd.seen
 }
 
 // Close removes the Guard's watch once no other read shares it.
@@ -124,19 +159,13 @@ func (gd *Guard) Close() {
 	if gd == nil {
 		return
 	}
+	if !gd.own {
+		return
+	}
 	g := gd.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	gd.w.refs--
-	if gd.w.refs > 0 || !g.on {
-		return
-	}
-	if g.wds[gd.wd] == gd.w {
-		delete(g.wds, gd.wd)
-		if !gd.w.lost {
-			unix.InotifyRmWatch(g.fd, uint32(gd.wd))
-		}
-	}
+	g.release(gd.wd, gd.w)
 }
 
 // drain reads every queued event, counting modifications per watch.
@@ -158,6 +187,7 @@ func (g *guards) drain() {
 			if size > len(b) {
 				break
 			}
+			name := b[unix.SizeofInotifyEvent:size]
 			b = b[size:]
 			if mask&unix.IN_Q_OVERFLOW != 0 {
 				for _, w := range g.wds {
@@ -173,7 +203,14 @@ func (g *guards) drain() {
 				w.lost = true
 			}
 			if mask&unix.IN_MODIFY != 0 {
-				w.mods++
+				if i := indexZero(name); i >= 0 {
+					name = name[:i]
+				}
+				if len(name) == 0 {
+					w.mods++
+				} else {
+					w.names[string(name)]++
+				}
 			}
 		}
 	}
@@ -187,4 +224,72 @@ func (g *guards) close() {
 		g.on = false
 	}
 	g.off = true
+}
+
+// A ScanGuard guards the reads of one search page, file after file: a
+// Guard per file as GuardReader gives, but one watch per directory serves
+// all the files read in it (a directory's watch reports writes to its
+// entries by name), so a page pays two inotify calls a directory rather
+// than a file. A file with more than one link can be written through a
+// name elsewhere, which its directory's watch would not report: it gets a
+// watch of its own.
+type ScanGuard struct {
+	r    *Root
+	dirs map[string]*dirWatch
+}
+
+type dirWatch struct {
+	wd int32
+	w  *guardWatch // nil: no watch could be added
+}
+
+// NewScanGuard returns an empty ScanGuard; Close it when the page ends.
+func (r *Root) NewScanGuard() *ScanGuard { return &ScanGuard{r: r, dirs: map[string]*dirWatch{}} }
+
+// Guard starts watching f, opened by OpenReader as rel, for writes. Close
+// the Guard when the file is done.
+func (s *ScanGuard) Guard(f *Reader, rel string) *Guard {
+	if f.nlink != 1 {
+		return s.r.GuardReader(f)
+	}
+	dir, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir, name = rel[:i], rel[i+1:]
+	}
+	dw := s.dirs[dir]
+	if dw == nil {
+		dw = &dirWatch{}
+		s.dirs[dir] = dw
+		if d, err := s.r.OpenDir(dir); err == nil {
+			if fd, err := d.h.acquire(); err == nil {
+				s.r.guards.mu.Lock()
+				dw.wd, dw.w = s.r.guards.add(fd)
+				s.r.guards.mu.Unlock()
+				d.h.release()
+			}
+			d.Close()
+		}
+	}
+	if dw.w == nil {
+		return s.r.GuardReader(f)
+	}
+	// Not drained first: a write to this file queued just before counts
+	// as one during the read, a refusal to spare a syscall a file.
+	g := &s.r.guards
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return &Guard{g: g, fd: f.fd, wd: dw.wd, w: dw.w, name: name, seen: dw.w.names[name]}
+}
+
+// Close gives back the page's directory watches.
+func (s *ScanGuard) Close() {
+	g := &s.r.guards
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, dw := range s.dirs {
+		if dw.w != nil {
+			g.release(dw.wd, dw.w)
+		}
+	}
+	s.dirs = nil
 }
