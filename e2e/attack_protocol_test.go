@@ -241,8 +241,10 @@ func TestAttackProtocolLines(t *testing.T) {
 
 // TestAttackProtocolFlood pipes thousands of calls into the worker and the
 // supervisor without reading a single answer for a while, then reads them
-// all: every call is answered once, and peak memory stays bounded because
-// input is paused while 64 calls are unanswered.
+// all: every call is answered once, and peak memory stays bounded: the
+// worker pauses its input while 64 calls are unanswered; the supervisor
+// refuses calls past a root's quota at once, and its answers back up in
+// the unread pipe.
 func TestAttackProtocolFlood(t *testing.T) {
 	for _, p := range protoTargets(t) {
 		t.Run(p.name, func(t *testing.T) {
@@ -270,6 +272,7 @@ func TestAttackProtocolFlood(t *testing.T) {
 			time.Sleep(time.Second) // nobody reads meanwhile
 			stalled := vmHWM(p.cmd.Process.Pid)
 			seen := make([]bool, calls+1)
+			refused := 0
 			for range calls {
 				r := p.recv(t)
 				id, err := strconv.Atoi(string(r.ID))
@@ -277,9 +280,21 @@ func TestAttackProtocolFlood(t *testing.T) {
 					t.Fatalf("answer with id %s (duplicate or unknown)", r.ID)
 				}
 				seen[id] = true
+				// Through the front, a call past the root's quota of
+				// calls in flight is refused at once with a tool error
+				// (the front never stops reading); the worker alone
+				// pauses its input instead.
+				if p.prefix != "" && r.Error == nil && r.Result != nil && r.Result.IsError && len(r.Result.Content) == 1 &&
+					strings.Contains(r.Result.Content[0].Text, "calls in flight, as many as it takes at once") {
+					refused++
+					continue
+				}
 				if r.Error != nil || r.Result == nil || r.Result.IsError {
 					t.Fatalf("call %d: %+v %+v", id, r.Error, r.Result)
 				}
+			}
+			if refused > calls-64 {
+				t.Errorf("%d of %d calls refused; at least 64 must be served", refused, calls)
 			}
 			if err := <-sent; err != nil {
 				t.Fatal(err)
@@ -288,7 +303,7 @@ func TestAttackProtocolFlood(t *testing.T) {
 			if grew > 32<<10 {
 				t.Errorf("peak memory grew by %d KiB over %d piped calls", grew, calls)
 			}
-			t.Logf("figures: flood %s: %d calls piped unread for 1 s, all answered once; peak memory grew %d KiB (from %d; %d while stalled)", p.name, calls, grew, before, stalled-before)
+			t.Logf("figures: flood %s: %d calls piped unread for 1 s, all answered once (%d refused past the quota); peak memory grew %d KiB (from %d; %d while stalled)", p.name, calls, refused, grew, before, stalled-before)
 		})
 	}
 }

@@ -113,7 +113,7 @@ func Run(ctx context.Context, o Options) error {
 			defer close(served)
 			// A malformed line is answered, not the end of the session;
 			// the front drains at end of input itself, within the grace.
-			err := fs.Serve(sctx, &jsonl.Transport{Reader: struct{ io.Reader }{o.Stdin}, Writer: o.Stdout, MaxLine: maxLine(m)})
+			err := fs.Serve(sctx, &jsonl.Transport{Reader: struct{ io.Reader }{o.Stdin}, Writer: o.Stdout, MaxLine: maxLine(m), MaxInFlight: front.MaxInFlight})
 			if err != nil {
 				return fmt.Errorf("front server: %w", err)
 			}
@@ -142,12 +142,37 @@ func Run(ctx context.Context, o Options) error {
 			}
 		}, func(error) { cancel() })
 	}
-	err = g.Run()
+	err = runBounded(&g, fs, procs, o)
 	var sig run.SignalError
 	if err == nil || errors.As(err, &sig) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// runBounded runs the group. Once a stop has begun (end of input or a
+// signal), the group has the grace period and one second more to end;
+// past that every worker still there is sent SIGKILL and Run returns
+// without waiting for anything else, so nothing (a frozen worker, an RPC
+// that never returns) can hold the supervisor.
+func runBounded(g *run.Group, fs *front.Server, procs []*rootproc.Proc, o Options) error {
+	result := make(chan error, 1)
+	go func() { result <- g.Run() }()
+	select {
+	case err := <-result:
+		return err
+	case <-fs.Draining():
+	}
+	select {
+	case err := <-result:
+		return err
+	case <-time.After(o.Grace + time.Second):
+	}
+	o.Logger.Error(fmt.Sprintf("the stop took longer than the grace period (%s) and a second; killing the workers", o.Grace))
+	for _, p := range procs {
+		p.KillNow()
+	}
+	return nil
 }
 
 // startAll brings every root up at once; if one fails, the others are

@@ -109,9 +109,16 @@ func (s *Server) Stop() {
 
 func (s *Server) beginDrain() {
 	s.mu.Lock()
-	s.draining = true
+	if !s.draining {
+		s.draining = true
+		close(s.drainStarted)
+	}
 	s.mu.Unlock()
 }
+
+// Draining is closed once the server stops taking calls: at end of its
+// input, or on Stop.
+func (s *Server) Draining() <-chan struct{} { return s.drainStarted }
 
 func (s *Server) pendingAdd(n int) {
 	s.mu.Lock()

@@ -26,6 +26,34 @@ type Root interface {
 	StateError() error
 }
 
+// TimedRoot is a Root with its own call deadline. A call past it is
+// cancelled and answered with a tool error, and the root is told (its
+// worker is then probed).
+type TimedRoot interface {
+	Root
+	CallTimeout() time.Duration
+	CallTimedOut()
+}
+
+// DefaultCallTimeout is the deadline of a call to a root that sets none.
+const DefaultCallTimeout = 30 * time.Second
+
+func callTimeout(r Root) time.Duration {
+	if tr, ok := r.(TimedRoot); ok && tr.CallTimeout() > 0 {
+		return tr.CallTimeout()
+	}
+	return DefaultCallTimeout
+}
+
+// timedOut is the tool error for a call to r that ran past timeout; it
+// tells r.
+func timedOut(r Root, timeout time.Duration) *mcp.CallToolResult {
+	if tr, ok := r.(TimedRoot); ok {
+		tr.CallTimedOut()
+	}
+	return toolError(fmt.Sprintf("root %s: the call did not finish within %s (the root's call_timeout) and was cancelled", r.Name(), timeout))
+}
+
 // Server is the front MCP server plus the bookkeeping for a graceful stop:
 // once draining, new calls get a tool error, and the connection ends only
 // after every request read has been answered or the grace period is over.
@@ -36,14 +64,16 @@ type Server struct {
 	routes  map[string]route
 	relayed relayed
 
-	grace     time.Duration
-	stopped   chan struct{}
-	stopOnce  sync.Once
-	mu        sync.Mutex
-	cond      *sync.Cond
-	draining  bool
-	graceOver bool
-	pending   int // requests read and not yet answered
+	grace    time.Duration
+	stopped  chan struct{}
+	stopOnce sync.Once
+	mu       sync.Mutex
+	cond     *sync.Cond
+	draining bool
+	// drainStarted is closed when draining becomes true.
+	drainStarted chan struct{}
+	graceOver    bool
+	pending      int // requests read and not yet answered
 }
 
 // ToolName is the front name of a root's tool.
@@ -52,7 +82,7 @@ func ToolName(root, tool string) string { return root + "_" + tool }
 // New builds the front server over roots, in their order. grace bounds how
 // long a stop waits for requests in flight.
 func New(impl *mcp.Implementation, roots []Root, grace time.Duration) (*Server, error) {
-	s := &Server{MCP: profile.New(impl, ""), impl: impl, routes: map[string]route{}, grace: grace, stopped: make(chan struct{})}
+	s := &Server{MCP: profile.New(impl, ""), impl: impl, routes: map[string]route{}, grace: grace, stopped: make(chan struct{}), drainStarted: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	seen := map[string]bool{}
 	for _, r := range roots {
@@ -92,7 +122,10 @@ func (s *Server) forward(r Root, tool string) mcp.ToolHandler {
 		if raw := req.Params.Arguments; len(raw) > 0 {
 			args = raw
 		}
-		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		timeout := callTimeout(r)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err == nil {
 			return res, nil
 		}
@@ -104,6 +137,8 @@ func (s *Server) forward(r Root, tool string) mcp.ToolHandler {
 			return nil, rpcErr
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case errors.Is(cctx.Err(), context.DeadlineExceeded):
+			return timedOut(r, timeout), nil
 		}
 		return callFailed(r, err), nil
 	}

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/fsmcp/fsmcp/supervisor/relay"
+	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
 // RelayRoot is a Root that can also take calls through a relay. The front
@@ -31,15 +34,63 @@ type route struct {
 	tool string
 }
 
-// relayed tracks the calls in flight through relays, by the host's request
-// id, so a host's notifications/cancelled reaches the right one.
+// Flow control. A root takes at most wire.CallsInFlight relayed calls at
+// a time and the supervisor GlobalCalls altogether; a call past either is
+// answered at once with a tool error, so a stuck root fills only its own
+// quota and the front never stops reading its input (cancellations
+// included).
+const (
+	RootCalls   = wire.CallsInFlight
+	GlobalCalls = 256
+	// MaxInFlight is the bound for the host transport's own count of
+	// unanswered requests: the relayed calls plus room for the requests
+	// the SDK serves (lists, pings, calls to roots that are down, which
+	// are answered at once).
+	MaxInFlight = GlobalCalls + 64
+)
+
+// relayed tracks the calls in flight through relays: by the host's request
+// id (its local one, see jsonl), so a host's notifications/cancelled
+// reaches the right one, and by root, for the quotas.
 type relayed struct {
 	mu      sync.Mutex
 	cancels map[jsonrpc.ID]context.CancelFunc
+	perRoot map[string]int
+	total   int
+}
+
+// admit takes a slot for a call to root, or says why there is none.
+func (rd *relayed) admit(root string, id jsonrpc.ID, cancel context.CancelFunc) string {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	switch {
+	case rd.perRoot[root] >= RootCalls:
+		return fmt.Sprintf("root %s has %d calls in flight, as many as it takes at once; try again when one of them is answered", root, RootCalls)
+	case rd.total >= GlobalCalls:
+		return fmt.Sprintf("the supervisor has %d calls in flight, as many as it takes at once; try again when one of them is answered", GlobalCalls)
+	}
+	if rd.cancels == nil {
+		rd.cancels, rd.perRoot = map[jsonrpc.ID]context.CancelFunc{}, map[string]int{}
+	}
+	rd.cancels[id] = cancel
+	rd.perRoot[root]++
+	rd.total++
+	return ""
+}
+
+// done gives back the slot of a call that ended.
+func (rd *relayed) done(root string, id jsonrpc.ID) {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	delete(rd.cancels, id)
+	rd.perRoot[root]--
+	rd.total--
 }
 
 // takeCall starts relaying req when it is a tools/call the relay path can
-// take, and reports whether it did.
+// take, and reports whether it did. The call is sent, waited for and
+// answered on a goroutine of its own, so neither a worker that stops
+// reading nor a host that stops reading holds up the input.
 func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	if req.Method != "tools/call" || !req.IsCall() {
 		return false
@@ -65,23 +116,25 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	if err != nil {
 		return false
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.relayed.mu.Lock()
-	if s.relayed.cancels == nil {
-		s.relayed.cancels = map[jsonrpc.ID]context.CancelFunc{}
-	}
-	s.relayed.cancels[req.ID] = cancel
-	s.relayed.mu.Unlock()
+	timeout := callTimeout(rt.root)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	root := rt.root.Name()
 	s.pendingAdd(1)
-	rl.Go(ctx, "tools/call", params, func(resp *jsonrpc.Response, err error) {
-		s.relayed.mu.Lock()
-		delete(s.relayed.cancels, req.ID)
-		s.relayed.mu.Unlock()
-		out := s.relayAnswer(ctx, rt.root, resp, err)
+	if why := s.relayed.admit(root, req.ID, cancel); why != "" {
+		cancel()
+		out := s.toolErrorResponse(toolError(why))
+		out.ID = req.ID
+		_ = c.Write(context.Background(), out)
+		return true
+	}
+	go func() {
+		resp, err := rl.Call(ctx, "tools/call", params)
+		s.relayed.done(root, req.ID)
+		out := s.relayAnswer(ctx, rt.root, timeout, resp, err)
 		cancel()
 		out.ID = req.ID
 		_ = c.Write(context.Background(), out)
-	})
+	}()
 	return true
 }
 
@@ -138,6 +191,8 @@ func (s *Server) takeCancel(req *jsonrpc.Request) bool {
 	s.relayed.mu.Lock()
 	cancel, ok := s.relayed.cancels[id]
 	s.relayed.mu.Unlock()
+	// The transport has already marked the call cancelled: whatever
+	// answer the relay still gives it is not sent.
 	if ok {
 		cancel()
 	}
@@ -146,18 +201,29 @@ func (s *Server) takeCancel(req *jsonrpc.Request) bool {
 
 // relayAnswer is the response for the host (its ID still to be set) to a
 // relayed call that ended with resp or err.
-func (s *Server) relayAnswer(ctx context.Context, r Root, resp *jsonrpc.Response, err error) *jsonrpc.Response {
+func (s *Server) relayAnswer(ctx context.Context, r Root, timeout time.Duration, resp *jsonrpc.Response, err error) *jsonrpc.Response {
 	switch {
 	case err == nil:
 		return &jsonrpc.Response{Result: s.ownServerInfo(resp.Result), Error: resp.Error}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return s.toolErrorResponse(timedOut(r, timeout))
 	case ctx.Err() != nil:
-		// As the SDK answers a call cancelled in its handler.
-		return &jsonrpc.Response{Error: &jsonrpc.Error{Message: context.Canceled.Error()}}
+		// The host cancelled the call. The transport sends nothing for
+		// it; this answer only frees its slot.
+		return &jsonrpc.Response{Error: &jsonrpc.Error{Code: codeRequestCancelled, Message: "request cancelled"}}
 	}
-	res := callFailed(r, err)
+	return s.toolErrorResponse(callFailed(r, err))
+}
+
+// codeRequestCancelled is the code of the (unsent) answer to a cancelled
+// call.
+const codeRequestCancelled = -32800
+
+// toolErrorResponse is a response carrying res, a tool error of the front.
+func (s *Server) toolErrorResponse(res *mcp.CallToolResult) *jsonrpc.Response {
 	res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: s.impl}
-	b, merr := json.Marshal(res)
-	if merr != nil {
+	b, err := json.Marshal(res)
+	if err != nil {
 		return &jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}}
 	}
 	return &jsonrpc.Response{Result: b}

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -34,8 +35,11 @@ type Root struct {
 	Tools          toolset.Mask
 	Limits         map[string]int64 // snake_case limit key -> value
 	CursorKeyEnv   string
-	Line           int // line of the entry in the manifest
-	cursorKeyLine  int
+	// CallTimeout bounds one tool call to the root: past it the call is
+	// cancelled in the worker and answered with a tool error.
+	CallTimeout   time.Duration
+	Line          int // line of the entry in the manifest
+	cursorKeyLine int
 }
 
 // Manifest is a validated manifest.
@@ -66,6 +70,15 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// DefaultCallTimeout is a root's call_timeout when the manifest sets none.
+const DefaultCallTimeout = 30 * time.Second
+
+// The bounds of call_timeout.
+const (
+	MinCallTimeout = 100 * time.Millisecond
+	MaxCallTimeout = 24 * time.Hour
+)
+
 // LimitKeys are the accepted keys of a root's limits mapping, the snake_case
 // of the worker's --max-* options.
 var LimitKeys = []string{
@@ -95,6 +108,7 @@ type rootDoc struct {
 	Tools          yaml.Node `yaml:"tools"`
 	Limits         yaml.Node `yaml:"limits"`
 	CursorKeyEnv   string    `yaml:"cursor_key_env"`
+	CallTimeout    string    `yaml:"call_timeout"`
 }
 
 // Errors is every error found in one manifest, in the order found.
@@ -232,6 +246,15 @@ func checkRoot(file, base string, i int, rd rootDoc, item *yaml.Node) (Root, Err
 	errs = append(errs, limitErrs...)
 	if rd.CursorKeyEnv != "" && !envRE.MatchString(rd.CursorKeyEnv) {
 		bad("cursor_key_env", "%q is not an environment variable name", rd.CursorKeyEnv)
+	}
+	r.CallTimeout = DefaultCallTimeout
+	if rd.CallTimeout != "" {
+		d, err := time.ParseDuration(rd.CallTimeout)
+		if err != nil || d < MinCallTimeout || d > MaxCallTimeout {
+			bad("call_timeout", "%q is not a duration from 100ms to 24h, such as 30s or 2m", rd.CallTimeout)
+		} else {
+			r.CallTimeout = d
+		}
 	}
 	if len(errs) == 0 {
 		if size, limit := argBytes(r.Args()), argLimit(); size > limit {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseErrors(t *testing.T) {
@@ -34,6 +35,8 @@ func TestParseErrors(t *testing.T) {
 		{"missing include", "version: 1\nroots:\n  - name: a\n    path: ws\n    tools: read\n", "m.yaml:3: roots[0].include: missing"},
 		{"duplicate key", "version: 1\nversion: 1\nroots: []\n", "m.yaml:2: mapping key \"version\" already defined at line 1"},
 		{"bad env name", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    cursor_key_env: 'A-B'\n", "m.yaml:7: roots[0].cursor_key_env: \"A-B\" is not an environment variable name"},
+		{"bad call timeout", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    call_timeout: 30\n", "m.yaml:7: roots[0].call_timeout: \"30\" is not a duration from 100ms to 24h"},
+		{"call timeout too short", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    call_timeout: 1ms\n", "m.yaml:7: roots[0].call_timeout: \"1ms\" is not a duration from 100ms to 24h"},
 		{"empty file", "", "m.yaml: empty manifest"},
 		{"syntax", "version: 1\nroots: [\n", "m.yaml:2: did not find expected node content"},
 	}
@@ -71,6 +74,7 @@ roots:
     tools: read
     limits: {max_read_bytes: 16384, max_depth: 8}
     cursor_key_env: FSMCP_READER_KEY
+    call_timeout: 2m30s
   - name: writer
     path: out
     include: ["*.md"]
@@ -92,6 +96,9 @@ roots:
 		if got := m.Roots[tc.root].Args(); !slices.Equal(got, tc.want) {
 			t.Errorf("root %d args\n got %q\nwant %q", tc.root, got, tc.want)
 		}
+	}
+	if got := []time.Duration{m.Roots[0].CallTimeout, m.Roots[1].CallTimeout}; got[0] != 150*time.Second || got[1] != DefaultCallTimeout {
+		t.Errorf("call timeouts %v, want [2m30s 30s]", got)
 	}
 	if err := m.CheckEnv(func(string) (string, bool) { return "", false }); err == nil || !strings.Contains(err.Error(), "m.yaml:10: roots[0].cursor_key_env: environment variable FSMCP_READER_KEY is not set") {
 		t.Errorf("CheckEnv: %v", err)

@@ -73,6 +73,8 @@ func TestExamplesMatchSchema(t *testing.T) {
 		{"unknown tool", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: [rm]}]\n", false},
 		{"unknown limit", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, limits: {max_speed: 1}}]\n", false},
 		{"version 2", "version: 2\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", false},
+		{"call timeout", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, call_timeout: 1m30s}]\n", true},
+		{"call timeout without unit", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, call_timeout: 30}]\n", false},
 		{"minimal", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", true},
 	}
 	for _, e := range examples {

@@ -161,6 +161,13 @@ func (r *Relay) take(n int64) (call, bool) {
 	return c, ok
 }
 
+// Pending is the number of calls sent and not yet answered.
+func (r *Relay) Pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.waiting)
+}
+
 // Done is closed when the connection has ended.
 func (r *Relay) Done() <-chan struct{} { return r.done }
 

@@ -32,3 +32,16 @@ func (p *policy) crash(now time.Time, up time.Duration) (delay time.Duration, fa
 	p.backoff = min(p.backoff*2, BackoffMax)
 	return delay, false, len(p.crashes)
 }
+
+// startFailure returns how long to wait before trying again to start a
+// worker that could not be started at all (its binary is missing or not
+// executable). It backs off like a crash but is not counted as one: the
+// root is never marked failed for it.
+func (p *policy) startFailure() time.Duration {
+	if p.backoff == 0 {
+		p.backoff = BackoffMin
+	}
+	delay := p.backoff
+	p.backoff = min(p.backoff*2, BackoffMax)
+	return delay
+}

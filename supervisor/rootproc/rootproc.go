@@ -1,8 +1,10 @@
 // Package rootproc runs one root's worker process under go-plugin: it starts
 // the worker with the root's flags and granted environment, holds the MCP
-// client session to it, and restarts it with backoff when it dies. A root
-// that crashes too often is marked failed; its callers get an error naming
-// the root and its state at once.
+// client session to it, probes it while calls are pending, and restarts it
+// with backoff when it dies or stops answering. A root that crashes too
+// often is marked failed; a worker binary that cannot be started at all is
+// retried with backoff without counting as a crash. Callers of a root that
+// cannot take a call get an error naming the root and its state at once.
 package rootproc
 
 import (
@@ -15,6 +17,8 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -48,6 +52,12 @@ const (
 	Restarting
 	Failed
 	Stopped
+	// NotResponding: the worker missed its probes; it was killed and is
+	// being restarted.
+	NotResponding
+	// Unavailable: the worker binary could not be started (missing, not
+	// executable); it is tried again with backoff.
+	Unavailable
 )
 
 // Config describes how to run one root.
@@ -73,13 +83,17 @@ type Proc struct {
 	mu      sync.Mutex
 	state   State
 	failedN int
+	why     string // for Unavailable: why the worker cannot start
 	client  *plugin.Client
+	release func() // lets go of the thread that forked the worker
 	session *mcp.ClientSession
 	relay   *relay.Relay // tools/call, on the worker's call channel (wire.CallsPair)
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the current session ends
 	tools   []*mcp.Tool
 	starts  int // worker processes launched so far
+
+	suspect atomic.Bool // a call timed out: probe the worker even when idle
 }
 
 // New returns a supervisor for cfg's root; nothing is started yet.
@@ -92,6 +106,18 @@ func New(cfg Config) *Proc {
 
 // Name is the root's name.
 func (p *Proc) Name() string { return p.cfg.Root.Name }
+
+// CallTimeout is how long one call to the root may take.
+func (p *Proc) CallTimeout() time.Duration {
+	if d := p.cfg.Root.CallTimeout; d > 0 {
+		return d
+	}
+	return manifest.DefaultCallTimeout
+}
+
+// CallTimedOut tells the root that a call to it ran past its timeout: its
+// worker is probed until it answers a probe, and killed if it does not.
+func (p *Proc) CallTimedOut() { p.suspect.Store(true) }
 
 // Tools lists the worker's tools as it reported them at the first start.
 func (p *Proc) Tools() []*mcp.Tool {
@@ -150,6 +176,10 @@ func (p *Proc) stateErrorLocked() error {
 		return fmt.Errorf("root %s failed after %d crashes within %s; its tools stay unavailable until the supervisor is restarted", name, p.failedN, seconds(CrashWindow))
 	case Stopped:
 		return fmt.Errorf("root %s is stopped; the supervisor is shutting down", name)
+	case NotResponding:
+		return fmt.Errorf("root %s is not responding: its worker missed %d health probes in a row, so it was killed and is restarting; try again shortly", name, MaxMissedProbes)
+	case Unavailable:
+		return fmt.Errorf("root %s cannot start its worker: %s; the supervisor keeps trying", name, p.why)
 	}
 	// Ready, but a call just failed: the worker died and the watcher has
 	// not noticed yet.
@@ -161,6 +191,23 @@ type ExitError struct {
 	Root string
 	Code int // the worker's exit code, -1 if unknown
 	Err  error
+	// NeverRan: the process could not be started at all (the binary is
+	// missing or not executable); not a crash.
+	NeverRan bool
+}
+
+// Why says in a few words why a worker that never ran could not start,
+// without the binary's path (it goes to tool errors; the log has it).
+func (e *ExitError) Why() string {
+	switch {
+	case errors.Is(e.Err, os.ErrNotExist):
+		return "the worker binary is missing"
+	case errors.Is(e.Err, os.ErrPermission):
+		return "the worker binary is not executable (permission denied)"
+	case errors.Is(e.Err, syscall.ENOEXEC):
+		return "the worker binary is not an executable for this machine"
+	}
+	return "the worker process could not be started"
 }
 
 func (e *ExitError) Error() string {
@@ -229,17 +276,20 @@ func (p *Proc) launch(ctx context.Context) error {
 		SyncStdout:       stderr,
 		Logger:           p.pluginLogger(),
 	})
+	release := func() {}
 	fail := func(err error) error {
 		_ = calls.Close()
 		_ = callsRemote.Close()
+		killProcess(cmd)
 		client.Kill()
+		release()
 		code := -1
 		if cmd.ProcessState != nil && client.Exited() {
 			code = cmd.ProcessState.ExitCode()
 		}
-		return &ExitError{Root: p.Name(), Code: code, Err: err}
+		return &ExitError{Root: p.Name(), Code: code, Err: err, NeverRan: cmd.Process == nil}
 	}
-	rpc, err := client.Client()
+	rpc, release, err := clientOnOwnThread(client)
 	if err != nil {
 		return fail(err)
 	}
@@ -280,10 +330,11 @@ func (p *Proc) launch(ctx context.Context) error {
 		close(exited)
 	}()
 	p.mu.Lock()
-	p.client, p.session, p.relay, p.cmd, p.exited = client, session, rl, cmd, exited
+	p.client, p.session, p.relay, p.cmd, p.exited, p.release = client, session, rl, cmd, exited, release
 	if p.state != Failed && p.state != Stopped {
 		p.state = Ready
 	}
+	p.suspect.Store(false)
 	p.starts++
 	restarts := p.starts - 1
 	p.mu.Unlock()
@@ -293,6 +344,7 @@ func (p *Proc) launch(ctx context.Context) error {
 		p.cfg.Logger.Info("worker restarted", "pid", cmd.Process.Pid, "restarts", restarts)
 	}
 	p.cfg.Logger.Debug("worker command", "path", cmd.Path, "args", cmd.Args[1:], "env", envNames(cmd.Env))
+	go p.probe(rl, cmd.Process)
 	return nil
 }
 
@@ -309,9 +361,18 @@ func (p *Proc) pluginLogger() hclog.Logger {
 // its pid and how it exited ("" when there was none).
 func (p *Proc) kill() (pid int, status string) {
 	p.mu.Lock()
-	client, session, rl, cmd := p.client, p.session, p.relay, p.cmd
-	p.client, p.session, p.relay = nil, nil, nil
+	client, session, rl, cmd, release := p.client, p.session, p.relay, p.cmd, p.release
+	p.client, p.session, p.relay, p.release = nil, nil, nil, nil
 	p.mu.Unlock()
+	if release != nil {
+		defer release()
+	}
+	// SIGKILL first: go-plugin's Kill would send a shutdown RPC to a
+	// worker that may be frozen and wait for it; a dead one answers
+	// nothing and is reaped at once. Workers keep no state to save.
+	if client != nil {
+		killProcess(cmd)
+	}
 	if rl != nil {
 		_ = rl.Close()
 	}
@@ -333,6 +394,13 @@ func (p *Proc) kill() (pid int, status string) {
 	return pid, status
 }
 
+// killProcess sends SIGKILL to cmd's process, if it was started.
+func killProcess(cmd *exec.Cmd) {
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+	}
+}
+
 // envNames lists the variable names of env, never their values.
 func envNames(env []string) []string {
 	names := make([]string, 0, len(env))
@@ -347,11 +415,12 @@ func envNames(env []string) []string {
 // ctx is done, then stops it. It returns nil when stopped by ctx.
 func (p *Proc) Run(ctx context.Context) error {
 	var pol policy
+	var launchErr error // why the last restart failed, nil if it ran
 	for {
 		p.mu.Lock()
 		exited, started := p.exited, time.Now()
 		p.mu.Unlock()
-		if exited != nil {
+		if exited != nil && launchErr == nil {
 			select {
 			case <-ctx.Done():
 				p.stop()
@@ -360,34 +429,59 @@ func (p *Proc) Run(ctx context.Context) error {
 			}
 		}
 		pid, status := p.kill()
-		delay, failed, n := pol.crash(time.Now(), time.Since(started))
-		p.mu.Lock()
-		if failed {
-			p.state, p.failedN = Failed, n
+		var delay time.Duration
+		var ee *ExitError
+		if errors.As(launchErr, &ee) && ee.NeverRan {
+			// Not a crash: nothing ran. Say why and keep trying.
+			delay = pol.startFailure()
+			p.mu.Lock()
+			if p.state != Stopped {
+				p.state, p.why = Unavailable, ee.Why()
+			}
+			p.mu.Unlock()
+			p.cfg.Logger.Error(fmt.Sprintf("worker cannot start: %s; trying again in %s", ee.Why(), delay), "path", p.cfg.WorkerBin, "error", firstLine(ee.Err))
 		} else {
-			p.state = Restarting
+			var failed bool
+			var n int
+			delay, failed, n = pol.crash(time.Now(), time.Since(started))
+			p.mu.Lock()
+			hung := p.state == NotResponding
+			switch {
+			case failed:
+				p.state, p.failedN = Failed, n
+			case !hung:
+				p.state = Restarting
+			}
+			p.mu.Unlock()
+			if failed {
+				p.cfg.Logger.Error(fmt.Sprintf("worker failed after %d crashes within %s; its tools are disabled", n, seconds(CrashWindow)), "pid", pid, "status", status)
+				<-ctx.Done()
+				p.stop()
+				return nil
+			}
+			what := "worker exited"
+			if hung {
+				what = "worker killed after missing its probes"
+			}
+			p.cfg.Logger.Warn(fmt.Sprintf("%s; restarting in %s", what, delay), "pid", pid, "status", status)
 		}
-		p.mu.Unlock()
-		if failed {
-			p.cfg.Logger.Error(fmt.Sprintf("worker failed after %d crashes within %s; its tools are disabled", n, seconds(CrashWindow)), "pid", pid, "status", status)
-			<-ctx.Done()
-			p.stop()
-			return nil
-		}
-		p.cfg.Logger.Warn(fmt.Sprintf("worker exited; restarting in %s", delay), "pid", pid, "status", status)
 		select {
 		case <-ctx.Done():
 			p.stop()
 			return nil
 		case <-time.After(delay):
 		}
-		if err := p.launch(ctx); err != nil {
-			p.cfg.Logger.Error("worker restart failed", "error", err)
-			p.mu.Lock()
-			p.exited = nil
-			p.mu.Unlock()
+		launchErr = p.launch(ctx)
+		if launchErr != nil && !(errors.As(launchErr, &ee) && ee.NeverRan) {
+			p.cfg.Logger.Error("worker restart failed", "error", launchErr)
 		}
 	}
+}
+
+// firstLine is err's text up to its first line break.
+func firstLine(err error) string {
+	msg, _, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n")
+	return msg
 }
 
 func (p *Proc) stop() {
@@ -398,6 +492,16 @@ func (p *Proc) stop() {
 	p.mu.Unlock()
 	if pid, status := p.kill(); pid != 0 {
 		p.cfg.Logger.Info("worker stopped", "pid", pid, "status", status)
+	}
+}
+
+// KillNow sends SIGKILL to the current worker and waits for nothing: the
+// last step of a stop that ran out of time.
+func (p *Proc) KillNow() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client != nil {
+		killProcess(p.cmd)
 	}
 }
 

@@ -19,6 +19,15 @@ import (
 // made for. That makes it as private as the worker's own stdin and stdout,
 // which is why it needs no TLS, unlike go-plugin's listening socket.
 
+// CallsInFlight is the most relayed calls the supervisor has in flight to
+// one worker at a time. The worker reads that many, plus room for the
+// supervisor's health probes, before it pauses the channel.
+const CallsInFlight = 64
+
+// callsReadAhead is how many messages past CallsInFlight the worker reads
+// from the call channel: probes, which must not wait behind the calls.
+const callsReadAhead = 4
+
 // CallsEnv names the environment variable by which the supervisor tells a
 // worker the descriptor of its end of the call channel.
 const CallsEnv = "FSMCP_WORKER_CALLS_FD"

@@ -83,7 +83,7 @@ func Serve(srv *mcp.Server, maxLine int) error {
 		return err
 	}
 	if calls != nil {
-		ss, err := srv.Connect(context.Background(), &jsonl.Transport{Reader: calls, Writer: calls, MaxLine: maxLine}, nil)
+		ss, err := srv.Connect(context.Background(), &jsonl.Transport{Reader: calls, Writer: calls, MaxLine: maxLine, MaxInFlight: CallsInFlight + callsReadAhead}, nil)
 		if err != nil {
 			return fmt.Errorf("wire: serve the call channel: %w", err)
 		}

@@ -1,0 +1,355 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// rootSpec is one root of a manifest written by a test.
+type rootSpec struct {
+	name, path, extra string // extra: more YAML keys, each line indented by 4
+}
+
+// writeManifest writes a manifest of read-only roots and returns its path.
+func writeManifest(t testing.TB, roots ...rootSpec) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("version: 1\nroots:\n")
+	for _, r := range roots {
+		fmt.Fprintf(&b, "  - name: %s\n    path: %s\n    include: [\"**\"]\n    tools: read\n", r.name, r.path)
+		if r.extra != "" {
+			b.WriteString("    " + r.extra + "\n")
+		}
+	}
+	file := filepath.Join(t.TempDir(), "fsmcp.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// readCall calls <root>_read_text_file on path with a deadline.
+func readCall(s *mcp.ClientSession, root, path string, within time.Duration) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	return s.CallTool(ctx, &mcp.CallToolParams{Name: root + "_read_text_file", Arguments: map[string]any{"path": path}})
+}
+
+// goneWithin waits until none of pids is a live process.
+func goneWithin(t *testing.T, pids []int, d time.Duration) {
+	t.Helper()
+	eventually(t, d, "the workers to be gone", func() bool {
+		for _, pid := range pids {
+			if alive(pid) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestSupervisorFrozenWorker: a worker stopped with SIGSTOP misses its
+// probes while a call is pending; it is killed, the pending call gets a
+// tool error saying the root is not responding, the root comes back with
+// a new worker, and the healthy root answers every call meanwhile.
+func TestSupervisorFrozenWorker(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	ws := tree(t, map[string]string{"a.txt": "a\n"})
+	file := writeManifest(t, rootSpec{name: "frozen", path: ws}, rootSpec{name: "healthy", path: ws})
+	p := startSupervisor(t, file, bins.worker)
+	old := p.workerOf(t, "frozen")
+	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(old, syscall.SIGKILL) })
+	type outcome struct {
+		res  *mcp.CallToolResult
+		err  error
+		took time.Duration
+	}
+	pending := make(chan outcome, 1)
+	start := time.Now()
+	go func() {
+		res, err := readCall(p.session, "frozen", "a.txt", 60*time.Second)
+		pending <- outcome{res, err, time.Since(start)}
+	}()
+	var healthy int
+	var o outcome
+	for waiting := true; waiting; {
+		select {
+		case o = <-pending:
+			waiting = false
+		case <-time.After(50 * time.Millisecond):
+			res, err := readCall(p.session, "healthy", "a.txt", 10*time.Second)
+			if err != nil || res.IsError {
+				t.Fatalf("healthy root while the other is frozen: %v %s", err, resultText(res))
+			}
+			healthy++
+		}
+	}
+	if o.err != nil || !o.res.IsError || !strings.Contains(resultText(o.res), "root frozen") || !strings.Contains(resultText(o.res), "not responding") {
+		t.Fatalf("call to the frozen root: %v %+v; want a tool error naming root frozen and saying it is not responding", o.err, o.res)
+	}
+	if o.took > 20*time.Second {
+		t.Errorf("the frozen root's call took %s to fail", o.took)
+	}
+	t.Logf("figures: frozen worker detected and its call failed after %s; %d healthy-root calls answered meanwhile", o.took.Round(time.Millisecond), healthy)
+	if !strings.Contains(p.stderr.String(), "frozen: worker not responding; killing it") {
+		t.Errorf("stderr lacks the not-responding line:\n%s", p.stderr)
+	}
+	eventually(t, 20*time.Second, "the frozen root to come back", func() bool {
+		res, err := readCall(p.session, "frozen", "a.txt", 10*time.Second)
+		return err == nil && !res.IsError
+	})
+	if pid := p.workerOf(t, "frozen"); pid == old {
+		t.Error("the frozen root is served by its old worker")
+	}
+}
+
+// TestSupervisorCallTimeout: a call past its root's call_timeout gets a
+// tool error naming the root and the timeout, and is cancelled in the
+// worker; a read stuck in the kernel (FUSE) times out the same way while
+// the same root keeps serving other files.
+func TestSupervisorCallTimeout(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	t.Run("cancelled in the worker", func(t *testing.T) {
+		ws := tree(t, map[string]string{"a.txt": "a\n"})
+		file := writeManifest(t, rootSpec{name: "slow", path: ws, extra: "call_timeout: 500ms"})
+		p := startSupervisor(t, file, bins.testWorker)
+		start := time.Now()
+		res, err := readCall(p.session, "slow", "slow-30s", 20*time.Second)
+		took := time.Since(start)
+		if err != nil || !res.IsError || !strings.Contains(resultText(res), "root slow: the call did not finish within 500ms") {
+			t.Fatalf("slow call: %v %q; want the timeout tool error", err, resultText(res))
+		}
+		if took > 10*time.Second {
+			t.Errorf("the timeout error came after %s", took)
+		}
+		t.Logf("figures: call_timeout 500ms: tool error after %s", took.Round(time.Millisecond))
+		eventually(t, 5*time.Second, "the worker to see the cancellation", func() bool {
+			return strings.Contains(p.stderr.String(), "slow: testworker: slow call cancelled")
+		})
+	})
+	t.Run("read stuck in the kernel", func(t *testing.T) {
+		dir, s := stuckMount(t)
+		file := writeManifest(t, rootSpec{name: "share", path: dir, extra: "call_timeout: 1s"})
+		p := startSupervisor(t, file, bins.worker)
+		start := time.Now()
+		res, err := readCall(p.session, "share", "stuck.txt", 20*time.Second)
+		took := time.Since(start)
+		if err != nil || !res.IsError || !strings.Contains(resultText(res), "root share: the call did not finish within 1s (the root's call_timeout) and was cancelled") {
+			t.Fatalf("stuck read: %v %q; want the timeout tool error", err, resultText(res))
+		}
+		if s.Blocked.Load() == 0 {
+			t.Error("the read never reached the file system")
+		}
+		t.Logf("figures: call_timeout 1s, read blocked in FUSE: tool error after %s", took.Round(time.Millisecond))
+		// The worker still answers its probes: it is not killed, and the
+		// root serves its other files.
+		pid := p.workerOf(t, "share")
+		for range 5 {
+			res, err := readCall(p.session, "share", "ok.txt", 10*time.Second)
+			if err != nil || res.IsError {
+				t.Fatalf("ok.txt after the timeout: %v %s", err, resultText(res))
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		if now := p.workerOf(t, "share"); now != pid {
+			t.Errorf("the worker was replaced (%d -> %d) though it answers its probes", pid, now)
+		}
+	})
+}
+
+// TestSupervisorStuckRootIsolation: with a root whose reads never return
+// (FUSE), the front keeps reading: calls past the root's quota are refused
+// at once, cancellations are applied (nothing is sent for a cancelled id,
+// and its id may be reused), ids come back byte for byte, and every call
+// to the healthy root is answered.
+func TestSupervisorStuckRootIsolation(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	dir, s := stuckMount(t)
+	ws := tree(t, map[string]string{"a.txt": "a\n"})
+	file := writeManifest(t, rootSpec{name: "share", path: dir}, rootSpec{name: "healthy", path: ws})
+	p := startLines(t, bins.supervisor, "--manifest", file, "--worker", bins.worker, "--grace", "1s")
+	p.send(t, `{"jsonrpc":"2.0","id":"list","method":"tools/list","params":{`+newMeta+`}}`)
+	if r := p.recv(t, 30*time.Second); string(r.ID) != `"list"` || r.Error != nil {
+		t.Fatalf("tools/list: %s %+v", r.ID, r.Error)
+	}
+	const stuck = 64 + 16
+	for i := range stuck {
+		p.send(t, rawCall(fmt.Sprintf(`"s%d"`, i), "share_read_text_file", `{"path":"stuck.txt"}`))
+	}
+	// The 16 past the quota are refused at once.
+	for range stuck - 64 {
+		r := p.recv(t, 20*time.Second)
+		if r.Result == nil || !r.Result.IsError || !strings.Contains(r.text(), "root share has 64 calls in flight") {
+			t.Fatalf("call past the quota: id %s %+v %+v", r.ID, r.Result, r.Error)
+		}
+	}
+	waitBlocked(t, s, 1)
+	// Cancel the first 8, then reuse their ids on the healthy root.
+	for i := range 8 {
+		p.send(t, rawCancel(fmt.Sprintf(`"s%d"`, i)))
+	}
+	ids := []string{`9007199254740993`, `18446744073709551615`, `1.5`, `1E400`}
+	for i := range 8 {
+		ids = append(ids, fmt.Sprintf(`"s%d"`, i))
+	}
+	for i := range 200 {
+		ids = append(ids, fmt.Sprintf(`%d`, 1000+i))
+	}
+	start := time.Now()
+	answered := map[string]bool{}
+	for len(ids[len(answered):]) > 0 {
+		// Batches of 32, within the healthy root's own quota.
+		batch := ids[len(answered):]
+		batch = batch[:min(32, len(batch))]
+		for _, id := range batch {
+			p.send(t, rawCall(id, "healthy_read_text_file", `{"path":"a.txt"}`))
+		}
+		for range batch {
+			r := p.recv(t, 20*time.Second)
+			if r.Result == nil || r.Result.IsError || r.Error != nil {
+				t.Fatalf("healthy call %s: %+v %+v", r.ID, r.Result, r.Error)
+			}
+			answered[string(r.ID)] = true
+		}
+	}
+	for _, id := range ids {
+		if !answered[id] {
+			t.Errorf("no answer with id %s (ids must come back byte for byte)", id)
+		}
+	}
+	t.Logf("figures: %d healthy-root calls answered in %s with 64 calls stuck on another root", len(ids), time.Since(start).Round(time.Millisecond))
+	p.quiet(t, 300*time.Millisecond)
+	// End of input with 56 calls stuck: the supervisor exits within
+	// --grace plus a second, and its workers are gone.
+	pids := childPIDs(t, p.cmd.Process.Pid)
+	if len(pids) != 2 {
+		t.Fatalf("workers %v, want 2", pids)
+	}
+	_ = p.stdin.Close()
+	took := p.exitsWithin(t, 15*time.Second)
+	goneWithin(t, pids, 5*time.Second)
+	t.Logf("figures: end of input with calls stuck in a FUSE read, --grace 1s: exit after %s", took.Round(time.Millisecond))
+}
+
+// TestSupervisorStopsBounded: with a worker frozen by SIGSTOP and a call
+// to it in flight, SIGTERM, SIGINT and end of input each end the
+// supervisor within --grace plus a second (asserted with room for a
+// loaded machine) with its workers gone; with nothing in flight, end of
+// input ends it with status 0 at once.
+func TestSupervisorStopsBounded(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	ws := tree(t, map[string]string{"a.txt": "a\n"})
+	for _, stop := range []string{"SIGTERM", "SIGINT", "end of input"} {
+		t.Run("frozen worker, "+stop, func(t *testing.T) {
+			file := writeManifest(t, rootSpec{name: "frozen", path: ws}, rootSpec{name: "healthy", path: ws})
+			p := startSupervisorArgs(t, []string{"--manifest", file, "--worker", bins.worker, "--grace", "500ms"})
+			pids := p.workerPIDs(t)
+			frozen := p.workerOf(t, "frozen")
+			if err := syscall.Kill(frozen, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(frozen, syscall.SIGKILL) })
+			go func() { _, _ = readCall(p.session, "frozen", "a.txt", 30*time.Second) }()
+			time.Sleep(100 * time.Millisecond)
+			start := time.Now()
+			switch stop {
+			case "SIGTERM":
+				_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			case "SIGINT":
+				_ = p.cmd.Process.Signal(syscall.SIGINT)
+			case "end of input":
+				_ = p.stdin.Close()
+			}
+			if code := p.wait(t, 10*time.Second); code != 0 {
+				t.Errorf("exit %d, want 0\nstderr:\n%s", code, p.stderr)
+			}
+			took := time.Since(start)
+			goneWithin(t, pids, 5*time.Second)
+			t.Logf("figures: frozen worker, %s, --grace 500ms: exit after %s", stop, took.Round(time.Millisecond))
+		})
+	}
+	t.Run("nothing in flight", func(t *testing.T) {
+		file := writeManifest(t, rootSpec{name: "a", path: ws}, rootSpec{name: "b", path: ws})
+		p := startSupervisor(t, file, bins.worker)
+		pids := p.workerPIDs(t)
+		start := time.Now()
+		_ = p.stdin.Close()
+		if code := p.wait(t, 5*time.Second); code != 0 {
+			t.Errorf("exit %d, want 0\nstderr:\n%s", code, p.stderr)
+		}
+		took := time.Since(start)
+		goneWithin(t, pids, 5*time.Second)
+		t.Logf("figures: nothing in flight: exit %s after end of input", took.Round(time.Millisecond))
+	})
+}
+
+// TestSupervisorStartFailure: a worker binary that is gone, or not
+// executable, when its root restarts is not a crash: the log and the
+// root's tool errors say why, the root is never marked failed, and it
+// comes back once the binary does.
+func TestSupervisorStartFailure(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	for _, tc := range []struct {
+		name, why string
+		breakIt   func(bin string) error
+		fix       func(bin, saved string) error
+	}{
+		{"missing", "the worker binary is missing",
+			func(bin string) error { return os.Rename(bin, bin+".saved") },
+			func(bin, saved string) error { return os.Rename(saved, bin) }},
+		{"not executable", "the worker binary is not executable",
+			func(bin string) error { return os.Chmod(bin, 0o644) },
+			func(bin, _ string) error { return os.Chmod(bin, 0o755) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "fsmcp-worker")
+			data, err := os.ReadFile(bins.worker)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(bin, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ws := tree(t, map[string]string{"a.txt": "a\n"})
+			file := writeManifest(t, rootSpec{name: "gone", path: ws})
+			p := startSupervisor(t, file, bin)
+			if err := tc.breakIt(bin); err != nil {
+				t.Fatal(err)
+			}
+			_ = syscall.Kill(p.workerOf(t, "gone"), syscall.SIGKILL)
+			want := "root gone cannot start its worker: " + tc.why
+			eventually(t, 10*time.Second, "the start failure in the tool error", func() bool {
+				res, err := readCall(p.session, "gone", "a.txt", 10*time.Second)
+				return err == nil && res.IsError && strings.Contains(resultText(res), want)
+			})
+			// Longer than it takes to fail a root that crashes (six
+			// attempts within a minute, 3.1 s of backoff): still trying.
+			time.Sleep(4 * time.Second)
+			res, err := readCall(p.session, "gone", "a.txt", 10*time.Second)
+			if err != nil || !strings.Contains(resultText(res), want) {
+				t.Fatalf("after 4 s of failed starts: %v %q, want %q", err, resultText(res), want)
+			}
+			if !strings.Contains(p.stderr.String(), "gone: worker cannot start: "+tc.why) {
+				t.Errorf("stderr lacks the start failure:\n%s", p.stderr)
+			}
+			if err := tc.fix(bin, bin+".saved"); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 20*time.Second, "the root to come back with its binary", func() bool {
+				res, err := readCall(p.session, "gone", "a.txt", 10*time.Second)
+				return err == nil && !res.IsError
+			})
+		})
+	}
+}
