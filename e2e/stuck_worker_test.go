@@ -136,7 +136,7 @@ func rawCancel(id string) string {
 }
 
 // stuckMount mounts a fusefs.Stuck file system in a fresh directory.
-func stuckMount(t *testing.T) (string, *fusefs.Stuck) {
+func stuckMount(t testing.TB) (string, *fusefs.Stuck) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "share")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -147,7 +147,7 @@ func stuckMount(t *testing.T) (string, *fusefs.Stuck) {
 	return dir, s
 }
 
-func waitBlocked(t *testing.T, s *fusefs.Stuck, n int32) {
+func waitBlocked(t testing.TB, s *fusefs.Stuck, n int32) {
 	t.Helper()
 	eventually(t, 10*time.Second, "the read to block in the file system", func() bool { return s.Blocked.Load() >= n })
 }
