@@ -150,8 +150,13 @@ func Run(ctx context.Context, o Options) error {
 	return err
 }
 
+// backstop is how long past the grace period a stop may take before the
+// workers are killed outright and Run returns; the exit then comes well
+// within the grace period and a second.
+const backstop = 500 * time.Millisecond
+
 // runBounded runs the group. Once a stop has begun (end of input or a
-// signal), the group has the grace period and one second more to end;
+// signal), the group has the grace period and backstop more to end;
 // past that every worker still there is sent SIGKILL and Run returns
 // without waiting for anything else, so nothing (a frozen worker, an RPC
 // that never returns) can hold the supervisor.
@@ -166,9 +171,9 @@ func runBounded(g *run.Group, fs *front.Server, procs []*rootproc.Proc, o Option
 	select {
 	case err := <-result:
 		return err
-	case <-time.After(o.Grace + time.Second):
+	case <-time.After(o.Grace + backstop):
 	}
-	o.Logger.Error(fmt.Sprintf("the stop took longer than the grace period (%s) and a second; killing the workers", o.Grace))
+	o.Logger.Error(fmt.Sprintf("the stop took longer than the grace period (%s) and %s; killing the workers", o.Grace, backstop))
 	for _, p := range procs {
 		p.KillNow()
 	}

@@ -22,6 +22,10 @@ type drainConn struct {
 
 	in   chan readResult
 	once sync.Once
+
+	answers   chan relayedAnswer // see writeAnswers
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 type readResult struct {
@@ -39,7 +43,10 @@ func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{inner: c, s: t.s, in: make(chan readResult)}, nil
+	dc := &drainConn{inner: c, s: t.s, in: make(chan readResult),
+		answers: make(chan relayedAnswer, GlobalCalls), closed: make(chan struct{})}
+	go dc.writeAnswers()
+	return dc, nil
 }
 
 func (c *drainConn) pump() {
@@ -88,7 +95,11 @@ func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-func (c *drainConn) Close() error      { return c.inner.Close() }
+func (c *drainConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.inner.Close()
+}
+
 func (c *drainConn) SessionID() string { return c.inner.SessionID() }
 
 // Serve runs the front server on t until its input ends or Stop is called.

@@ -127,15 +127,39 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 		_ = c.Write(context.Background(), out)
 		return true
 	}
-	go func() {
-		resp, err := rl.Call(ctx, "tools/call", params)
-		s.relayed.done(root, req.ID)
+	// The request is written on a goroutine of its own (a frozen worker's
+	// full socket must not stop the input); the answer is queued for the
+	// writer, never written from the relay's reading goroutine, which
+	// also reads the worker's probe answers.
+	go rl.Go(ctx, "tools/call", params, func(resp *jsonrpc.Response, err error) {
 		out := s.relayAnswer(ctx, rt.root, timeout, resp, err)
 		cancel()
 		out.ID = req.ID
-		_ = c.Write(context.Background(), out)
-	}()
+		c.answers <- relayedAnswer{out: out, root: root}
+	})
 	return true
+}
+
+// relayedAnswer is the answer to a relayed call, queued for the host.
+type relayedAnswer struct {
+	out  *jsonrpc.Response
+	root string
+}
+
+// writeAnswers writes the answers of relayed calls to the host until the
+// connection closes. A call's slot is held until its answer is written, so
+// the queue never holds more than GlobalCalls answers (its capacity), and
+// a host that does not read its answers fills its quotas, not memory.
+func (c *drainConn) writeAnswers() {
+	for {
+		select {
+		case a := <-c.answers:
+			_ = c.Write(context.Background(), a.out)
+			c.s.relayed.done(a.root, a.out.ID)
+		case <-c.closed:
+			return
+		}
+	}
 }
 
 // workerParams are the params of a relayed call for the worker: its own
