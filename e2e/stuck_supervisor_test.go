@@ -170,9 +170,10 @@ func TestSupervisorCallTimeout(t *testing.T) {
 
 // TestSupervisorStuckRootIsolation: with a root whose reads never return
 // (FUSE), the front keeps reading: calls past the root's quota are refused
-// at once, cancellations are applied (nothing is sent for a cancelled id,
-// and its id may be reused), ids come back byte for byte, and every call
-// to the healthy root is answered.
+// at once, a duplicate of an id in flight gets -32600, cancellations are
+// applied (nothing is sent for a cancelled id, and its id may be reused),
+// ids come back byte for byte, and every call to the healthy root is
+// answered.
 func TestSupervisorStuckRootIsolation(t *testing.T) {
 	bins := buildSupervisorBins(t)
 	dir, s := stuckMount(t)
@@ -195,6 +196,11 @@ func TestSupervisorStuckRootIsolation(t *testing.T) {
 		}
 	}
 	waitBlocked(t, s, 1)
+	// A call reusing the id of one in flight is refused by the front.
+	p.send(t, rawCall(`"s20"`, "healthy_read_text_file", `{"path":"a.txt"}`))
+	if r := p.recv(t, 20*time.Second); string(r.ID) != `"s20"` || r.Error == nil || r.Error.Code != -32600 {
+		t.Fatalf("duplicate of an id in flight: id %s %+v %+v", r.ID, r.Error, r.Result)
+	}
 	// Cancel the first 8, then reuse their ids on the healthy root.
 	for i := range 8 {
 		p.send(t, rawCancel(fmt.Sprintf(`"s%d"`, i)))
