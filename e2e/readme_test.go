@@ -94,3 +94,47 @@ func TestReadmeGoVersion(t *testing.T) {
 		t.Errorf("README does not say %q first", want)
 	}
 }
+
+// TestReadmeLinks: every link from the README into docs/ names a file and,
+// where it has one, a heading that exists there (GitHub's anchor rules).
+func TestReadmeLinks(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slug := func(h string) string {
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9'):
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	links := regexp.MustCompile(`\]\((docs/[a-z]+\.md)(?:#([^)]+))?\)`).FindAllStringSubmatch(string(readme), -1)
+	if len(links) < 4 {
+		t.Fatalf("only %d links into docs/", len(links))
+	}
+	for _, l := range links {
+		doc, err := os.ReadFile(filepath.Join("..", l[1]))
+		if err != nil {
+			t.Errorf("README links %s: %v", l[1], err)
+			continue
+		}
+		if l[2] == "" {
+			continue
+		}
+		found := false
+		for _, line := range strings.Split(string(doc), "\n") {
+			if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") && slug(h) == l[2] {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("README links %s#%s, which has no such heading", l[1], l[2])
+		}
+	}
+}
