@@ -162,6 +162,7 @@ type ptcDoc struct {
 		} `json:"transport"`
 		Tools    map[string]struct{ As, Effect string } `json:"tools"`
 		Ceilings struct {
+			TimeoutMs       int64 `json:"timeout_ms"`
 			MaxCatalogTools int   `json:"max_catalog_tools"`
 			MaxResultBytes  int64 `json:"max_result_bytes"`
 		} `json:"ceilings"`
@@ -246,6 +247,9 @@ func TestHostEntryPtcExamples(t *testing.T) {
 				}
 				if len(inst.Transport.Env) != len(env) {
 					t.Errorf("%s: env %v, want a binding for each key variable of %v", alias, inst.Transport.Env, roots)
+				}
+				if inst.Ceilings.TimeoutMs != 31000 {
+					t.Errorf("%s: timeout_ms %d, want the default call_timeout (30 s) and 1 s for its answer", alias, inst.Ceilings.TimeoutMs)
 				}
 				if inst.Ceilings.MaxResultBytes < ceiling {
 					t.Errorf("%s: max_result_bytes %d, below the root's ceiling %d", alias, inst.Ceilings.MaxResultBytes, ceiling)

@@ -31,6 +31,7 @@ roots:
     tools: [read_text_file, list_directory]
     cursor_key_env: DOCS_KEY
     limits: {max_result_bytes: 100000}
+    call_timeout: 2m
   - name: out
     path: out
     include: ["*.md"]
@@ -76,7 +77,7 @@ func TestBuildPtc(t *testing.T) {
 		"out_search_text": {"out.search_text", "read"}, "out_read_text_file": {"out.read_text_file", "read"},
 		"out_write_text_file": {"out.write_text_file", "write"},
 	}
-	if fmt.Sprint(inst.Tools) != fmt.Sprint(want) || inst.Ceilings != (PtcCeilings{MaxCatalogTools: 7, MaxResultBytes: 100000}) {
+	if fmt.Sprint(inst.Tools) != fmt.Sprint(want) || inst.Ceilings != (PtcCeilings{TimeoutMs: 121000, MaxCatalogTools: 7, MaxResultBytes: 100000}) {
 		t.Errorf("tools %v, ceilings %+v", inst.Tools, inst.Ceilings)
 	}
 
@@ -86,16 +87,16 @@ func TestBuildPtc(t *testing.T) {
 	}
 	docs, out := doc.Install["files.docs"], doc.Install["files.out"]
 	if len(doc.Install) != 2 || docs.Transport.Command != launch.Worker || len(docs.Tools) != 2 || docs.Tools["read_text_file"].As != "docs.read_text_file" ||
-		docs.Ceilings.MaxResultBytes != 100000 || len(docs.Transport.Env) != 1 {
+		docs.Ceilings.MaxResultBytes != 100000 || docs.Ceilings.TimeoutMs != 121000 || len(docs.Transport.Env) != 1 {
 		t.Errorf("per-root docs %+v", docs)
 	}
-	if len(out.Tools) != 5 || out.Tools["write_text_file"].Effect != "write" || out.Ceilings.MaxResultBytes != 48000 || len(out.Transport.Env) != 0 ||
+	if len(out.Tools) != 5 || out.Tools["write_text_file"].Effect != "write" || out.Ceilings.MaxResultBytes != 48000 || out.Ceilings.TimeoutMs != 31000 || len(out.Transport.Env) != 0 ||
 		strings.Join(out.Transport.Args, " ") != strings.Join(m.Roots[1].Args(), " ") {
 		t.Errorf("per-root out %+v", out)
 	}
 }
 
-func TestBuildRefuses(t *testing.T) {
+func TestBuildBounds(t *testing.T) {
 	many := "version: 1\nroots:\n"
 	for i := range 26 {
 		many += fmt.Sprintf("  - {name: r%d, path: out, include: ['**'], tools: all}\n", i)
@@ -109,11 +110,18 @@ func TestBuildRefuses(t *testing.T) {
 		{"130 tools in one", many, "ptc", false, launch, "130 tools, more than the 128 one PtcRunner installation may list; --per-root"},
 		{"reserved variable", strings.Replace(twoRoots, "DOCS_KEY", "HOME", 1), "ptc", false, launch, "cursor_key_env HOME is a variable PtcRunner does not let a transport set"},
 		{"ceiling over 1 MiB", strings.Replace(twoRoots, "100000", "2000000", 1), "ptc", false, launch, "max_result_bytes 2000000 is above 1048576"},
+		{"call timeout capped", strings.Replace(twoRoots, "2m", "24h", 1), "ptc", false, launch, ""},
 		{"upper-case name", twoRoots, "ptc", false, Launch{Name: "Files"}, `--name "Files" is not a PtcRunner install name`},
 		{"per-root mcp-json", twoRoots, "mcp-json", true, launch, "--per-root applies to --format ptc only"},
 		{"unknown format", twoRoots, "toml", false, launch, `--format "toml" is not a host format`},
 	} {
-		_, err := Build(parse(t, tc.body), tc.launch, tc.format, tc.perRoot)
+		doc, err := Build(parse(t, tc.body), tc.launch, tc.format, tc.perRoot)
+		if tc.want == "" {
+			if err != nil || doc.(*PtcDocument).Install["files"].Ceilings.TimeoutMs != ptcMaxTimeoutMs {
+				t.Errorf("%s: %v, %+v", tc.name, err, doc)
+			}
+			continue
+		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}

@@ -64,11 +64,20 @@ type PtcTool struct {
 	Effect string `json:"effect"`
 }
 
-// PtcCeilings bounds what the installation may list and return.
+// PtcCeilings bounds what the installation may list and return, and how
+// long PtcRunner waits for a call.
 type PtcCeilings struct {
+	TimeoutMs       int64 `json:"timeout_ms"`
 	MaxCatalogTools int   `json:"max_catalog_tools"`
 	MaxResultBytes  int64 `json:"max_result_bytes"`
 }
+
+// ptcMaxTimeoutMs is the longest call timeout PtcRunner accepts.
+const ptcMaxTimeoutMs = 300000
+
+// timeoutSlackMs lets the root's own call_timeout answer first: its tool
+// error names the root and the timeout, PtcRunner's own would not.
+const timeoutSlackMs = 1000
 
 // buildPtc returns one installation for the whole manifest (the supervisor),
 // or with perRoot one per root, each its own worker serving only that root.
@@ -140,6 +149,7 @@ func ptcInstall(roots []manifest.Root, revision, command string, args []string, 
 			return inst, fmt.Errorf("root %s: max_result_bytes %d is above %d", r.Name, ceiling, worker.MaxResultBytes)
 		}
 		inst.Ceilings.MaxResultBytes = max(inst.Ceilings.MaxResultBytes, ceiling)
+		inst.Ceilings.TimeoutMs = max(inst.Ceilings.TimeoutMs, min(r.CallTimeout.Milliseconds()+timeoutSlackMs, ptcMaxTimeoutMs))
 	}
 	if len(inst.Tools) > ptcMaxTools {
 		return inst, fmt.Errorf("%d tools, more than the %d one PtcRunner installation may list", len(inst.Tools), ptcMaxTools)
