@@ -93,9 +93,13 @@ func kernelCasefold(fs string) bool {
 	if v, ok := casefoldKernel.Load(fs); ok {
 		return v.(bool)
 	}
-	_, err := os.Stat("/sys/fs/" + fs + "/features/casefold")
-	// Anything but a clear "absent" keeps the check on.
-	v := err == nil || !os.IsNotExist(err)
+	// Only a features directory without casefold is a clear "cannot"; no
+	// sysfs at all, or any other doubt, keeps the check on.
+	v := true
+	if _, err := os.Stat("/sys/fs/" + fs + "/features"); err == nil {
+		_, err := os.Stat("/sys/fs/" + fs + "/features/casefold")
+		v = err == nil || !os.IsNotExist(err)
+	}
 	casefoldKernel.Store(fs, v)
 	return v
 }
