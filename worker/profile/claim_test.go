@@ -1,0 +1,53 @@
+package profile
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestCheckClaim(t *testing.T) {
+	const noClaim = "Unsupported protocol version: the request did not name a protocol version"
+	tests := []struct {
+		name, params string
+		message      string // "" when the call passes
+		data         string
+	}{
+		{"the claim", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, "", ""},
+		{"the claim among other keys", `{"name":"x","arguments":{},"_meta":{"a":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, "", ""},
+		{"no params", ``, noClaim, `{"supported":["2026-07-28"]}`},
+		{"params null", `null`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"params an array", `[1]`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"no _meta", `{"name":"x"}`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"_meta not an object", `{"_meta":"2026-07-28"}`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"version empty", `{"_meta":{"io.modelcontextprotocol/protocolVersion":""}}`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"version a number", `{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}}`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"key spelled otherwise", `{"_meta":{"io.modelcontextprotocol/ProtocolVersion":"2026-07-28"}}`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"older revision", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`,
+			"Unsupported protocol version: the request named 2025-11-25; this server implements 2026-07-28", `{"supported":["2026-07-28"],"requested":"2025-11-25"}`},
+		{"newer revision", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2027-01-01"}}`,
+			"Unsupported protocol version: the request named 2027-01-01; this server implements 2026-07-28", `{"supported":["2026-07-28"],"requested":"2027-01-01"}`},
+	}
+	for _, tt := range tests {
+		e := checkClaim(json.RawMessage(tt.params))
+		switch {
+		case tt.message == "" && e != nil:
+			t.Errorf("%s: refused with %q", tt.name, e.Message)
+		case tt.message == "":
+		case e == nil:
+			t.Errorf("%s: passed, want %q", tt.name, tt.message)
+		case e.Code != CodeUnsupportedProtocolVersion || e.Message != tt.message || string(e.Data) != tt.data:
+			t.Errorf("%s: %d %q %s, want %d %q %s", tt.name, e.Code, e.Message, e.Data, CodeUnsupportedProtocolVersion, tt.message, tt.data)
+		}
+	}
+}
+
+func TestIsObjectOrAbsent(t *testing.T) {
+	for raw, want := range map[string]bool{
+		``: true, `{}`: true, ` {"a":1}`: true, `null`: true, ` null `: true,
+		`[]`: false, `"{}"`: false, `7`: false, `true`: false, `nullx`: false,
+	} {
+		if got := isObjectOrAbsent(json.RawMessage(raw)); got != want {
+			t.Errorf("isObjectOrAbsent(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
