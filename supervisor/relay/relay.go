@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +33,8 @@ type Relay struct {
 	waiting map[int64]call
 	err     error // why the connection ended, once it has
 	done    chan struct{}
+
+	lastRead atomic.Int64 // unix nanoseconds of the last message read
 }
 
 // New starts reading conn's responses.
@@ -47,6 +51,7 @@ func (r *Relay) receive() {
 			r.end(err)
 			return
 		}
+		r.lastRead.Store(time.Now().UnixNano())
 		resp, ok := msg.(*jsonrpc.Response)
 		if !ok {
 			continue // the workers send no requests; nothing to answer
@@ -160,6 +165,9 @@ func (r *Relay) take(n int64) (call, bool) {
 	delete(r.waiting, n)
 	return c, ok
 }
+
+// ReadSince reports whether a message came from the peer after t.
+func (r *Relay) ReadSince(t time.Time) bool { return r.lastRead.Load() > t.UnixNano() }
 
 // Pending is the number of calls sent and not yet answered.
 func (r *Relay) Pending() int {

@@ -16,6 +16,8 @@ import (
 // worker that misses MaxMissedProbes in a row is stuck (stopped, frozen, or
 // too wedged to answer a ping): it is killed and restarted like a crashed
 // one, and meanwhile its tools fail at once, saying it is not responding.
+// A late probe does not count as missed if anything else came from the
+// worker while it waited: a worker answering calls is busy, not stuck.
 // A call stuck in the kernel alone does not stop the worker answering
 // pings; the call's own timeout ends that call.
 const (
@@ -39,6 +41,7 @@ func (p *Proc) probe(rl *relay.Relay, proc *os.Process) {
 			missed = 0
 			continue
 		}
+		sent := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), ProbeTimeout)
 		_, err := rl.Call(ctx, "ping", json.RawMessage(`{}`))
 		late := ctx.Err() != nil
@@ -50,6 +53,11 @@ func (p *Proc) probe(rl *relay.Relay, proc *os.Process) {
 			continue
 		case !late:
 			return // the channel ended: the worker exited, Run takes over
+		case rl.ReadSince(sent):
+			// Late, but the worker answered something meanwhile: busy,
+			// not stuck.
+			missed = 0
+			continue
 		}
 		if missed++; missed < MaxMissedProbes {
 			continue
