@@ -109,29 +109,57 @@ func (r *Root) Close() error {
 // Deterministic reports whether cursors use a stable key and content digests.
 func (r *Root) Deterministic() bool { return r.cfg.CursorKey != nil }
 
+// limitBounds are the accepted ranges of the limits, by option; a zero max
+// means no upper bound.
+var limitBounds = map[string]struct{ min, max int64 }{
+	"--max-files":             {1, 0},
+	"--max-directories":       {1, 0},
+	"--max-depth":             {0, 0},
+	"--max-entries":           {1, 0},
+	"--max-scan-bytes":        {MinScanBytes, 0},
+	"--max-file-bytes":        {0, 0},
+	"--max-read-bytes":        {MinReadBytes, MaxReadBytes},
+	"--max-result-bytes":      {MinResultBytes, MaxResultBytes},
+	"--max-write-bytes":       {1, 0},
+	"--max-cursor-hash-bytes": {1, 0},
+}
+
+// CheckLimit reports whether v is in the range of the limit set by flag
+// (such as --max-depth), with the startup text the worker would print. A
+// manifest checks its limits with it, so a root it accepts starts.
+func CheckLimit(flag string, v int64) error {
+	b, ok := limitBounds[flag]
+	switch {
+	case !ok:
+		return configErrorf("unknown option %s", flag)
+	case v < b.min || (b.max > 0 && v > b.max):
+		if b.max > 0 {
+			return configErrorf("limits are not valid: %s must be between %d and %d, got %d", flag, b.min, b.max, v)
+		}
+		return configErrorf("limits are not valid: %s must be at least %d, got %d", flag, b.min, v)
+	}
+	return nil
+}
+
 func (l Limits) validate() error {
 	checks := []struct {
-		flag     string
-		v        int64
-		min, max int64
+		flag string
+		v    int64
 	}{
-		{"--max-files", l.MaxFiles, 1, 0},
-		{"--max-directories", l.MaxDirectories, 1, 0},
-		{"--max-depth", l.MaxDepth, 0, 0},
-		{"--max-entries", l.MaxEntries, 1, 0},
-		{"--max-scan-bytes", l.MaxScanBytes, MinScanBytes, 0},
-		{"--max-file-bytes", l.MaxFileBytes, 0, 0},
-		{"--max-read-bytes", l.MaxReadBytes, MinReadBytes, MaxReadBytes},
-		{"--max-result-bytes", l.MaxResultBytes, MinResultBytes, MaxResultBytes},
-		{"--max-write-bytes", l.MaxWriteBytes, 1, 0},
-		{"--max-cursor-hash-bytes", l.MaxCursorHashBytes, 1, 0},
+		{"--max-files", l.MaxFiles},
+		{"--max-directories", l.MaxDirectories},
+		{"--max-depth", l.MaxDepth},
+		{"--max-entries", l.MaxEntries},
+		{"--max-scan-bytes", l.MaxScanBytes},
+		{"--max-file-bytes", l.MaxFileBytes},
+		{"--max-read-bytes", l.MaxReadBytes},
+		{"--max-result-bytes", l.MaxResultBytes},
+		{"--max-write-bytes", l.MaxWriteBytes},
+		{"--max-cursor-hash-bytes", l.MaxCursorHashBytes},
 	}
 	for _, c := range checks {
-		if c.v < c.min || (c.max > 0 && c.v > c.max) {
-			if c.max > 0 {
-				return configErrorf("limits are not valid: %s must be between %d and %d, got %d", c.flag, c.min, c.max, c.v)
-			}
-			return configErrorf("limits are not valid: %s must be at least %d, got %d", c.flag, c.min, c.v)
+		if err := CheckLimit(c.flag, c.v); err != nil {
+			return err
 		}
 	}
 	return nil

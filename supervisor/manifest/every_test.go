@@ -36,7 +36,7 @@ func TestParseReportsEvery(t *testing.T) {
 			"m.yaml:5: roots[0].include: empty glob",
 			"m.yaml:6: roots[0].tools: unknown tool \"rm\"",
 			"m.yaml:7: roots[0].limits.max_speed: unknown limit",
-			"m.yaml:7: roots[0].limits.max_files: \"-1\" is not a positive whole number",
+			"m.yaml:7: roots[0].limits.max_files: \"-1\" is not a whole number",
 			"m.yaml:8: roots[0].cursor_key_env: \"A-B\" is not an environment variable name",
 			"m.yaml:11: roots[1].include: the mask grants write_text_file but no include pattern matches a file in the root itself",
 		}},

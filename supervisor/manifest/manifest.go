@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fsmcp/fsmcp/worker"
 	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
@@ -282,10 +283,12 @@ func checkPath(p, base string, bad func(key, format string, args ...any)) string
 		bad("path", "cannot resolve %q: %s", p, errText(err))
 		return ""
 	}
-	st, err := os.Stat(abs)
+	st, err := os.Lstat(abs)
 	switch {
 	case err != nil:
 		bad("path", "root folder %q does not exist or cannot be read: %s", p, errText(err))
+	case st.Mode()&os.ModeSymlink != 0:
+		bad("path", "%q is a symbolic link; name the folder it points to (a worker refuses a linked root)", p)
 	case !st.IsDir():
 		bad("path", "%q is not a folder", p)
 	}
@@ -331,8 +334,13 @@ func parseLimits(file string, i int, n *yaml.Node) (map[string]int64, Errors) {
 			continue
 		}
 		x, err := strconv.ParseInt(v.Value, 10, 64)
-		if v.Kind != yaml.ScalarNode || err != nil || x <= 0 {
-			errs = append(errs, &Error{File: file, Line: v.Line, Field: f, Msg: fmt.Sprintf("%q is not a positive whole number", v.Value)})
+		if v.Kind != yaml.ScalarNode || err != nil || x < 0 {
+			errs = append(errs, &Error{File: file, Line: v.Line, Field: f, Msg: fmt.Sprintf("%q is not a whole number", v.Value)})
+			continue
+		}
+		if err := worker.CheckLimit(Flag(k.Value), x); err != nil {
+			msg, _ := strings.CutPrefix(err.Error(), "limits are not valid: ")
+			errs = append(errs, &Error{File: file, Line: v.Line, Field: f, Msg: msg})
 			continue
 		}
 		out[k.Value] = x

@@ -14,6 +14,9 @@ func TestParseErrors(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "ws"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("ws", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(dir, "m.yaml")
 	tests := []struct {
 		name, yaml, want string
@@ -31,7 +34,11 @@ func TestParseErrors(t *testing.T) {
 		{"missing mask", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n", "m.yaml:3: roots[0].tools: missing"},
 		{"write cannot reach top", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['lib/**', 'docs/*.md']\n    tools: all\n", "m.yaml:5: roots[0].include: the mask grants write_text_file but no include pattern matches a file in the root itself"},
 		{"unknown limit", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    limits:\n      max_read_bytes: 10\n      max_speed: 3\n", "m.yaml:9: roots[0].limits.max_speed: unknown limit"},
-		{"bad limit value", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    limits:\n      max_read_bytes: lots\n", "m.yaml:8: roots[0].limits.max_read_bytes: \"lots\" is not a positive whole number"},
+		{"bad limit value", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    limits:\n      max_read_bytes: lots\n", "m.yaml:8: roots[0].limits.max_read_bytes: \"lots\" is not a whole number"},
+		{"limit below the worker's range", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    limits:\n      max_scan_bytes: 100\n", "m.yaml:8: roots[0].limits.max_scan_bytes: --max-scan-bytes must be at least 16384, got 100"},
+		{"limit above the worker's range", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    limits:\n      max_result_bytes: 2000000\n", "m.yaml:8: roots[0].limits.max_result_bytes: --max-result-bytes must be between 48000 and 1048576, got 2000000"},
+		{"negative limit", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    limits:\n      max_depth: -1\n", "m.yaml:8: roots[0].limits.max_depth: \"-1\" is not a whole number"},
+		{"linked root", "version: 1\nroots:\n  - name: a\n    path: link\n    include: ['**']\n    tools: read\n", "m.yaml:4: roots[0].path: \"link\" is a symbolic link"},
 		{"missing include", "version: 1\nroots:\n  - name: a\n    path: ws\n    tools: read\n", "m.yaml:3: roots[0].include: missing"},
 		{"duplicate key", "version: 1\nversion: 1\nroots: []\n", "m.yaml:2: mapping key \"version\" already defined at line 1"},
 		{"bad env name", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    cursor_key_env: 'A-B'\n", "m.yaml:7: roots[0].cursor_key_env: \"A-B\" is not an environment variable name"},
@@ -72,7 +79,7 @@ roots:
     exclude: ["**/secrets/**"]
     default_exclude: false
     tools: read
-    limits: {max_read_bytes: 16384, max_depth: 8}
+    limits: {max_read_bytes: 16384, max_depth: 0}
     cursor_key_env: FSMCP_READER_KEY
     call_timeout: 2m30s
   - name: writer
@@ -89,7 +96,7 @@ roots:
 	}{
 		{0, []string{"--root", filepath.Join(dir, "ws"), "--name", "reader", "--tools", "list_directory,search_files,search_text,read_text_file",
 			"--include", "lib/**", "--include", "docs/**", "--exclude", "**/secrets/**", "--no-default-exclude",
-			"--max-depth", "8", "--max-read-bytes", "16384", "--cursor-key-env", "FSMCP_READER_KEY"}},
+			"--max-depth", "0", "--max-read-bytes", "16384", "--cursor-key-env", "FSMCP_READER_KEY"}},
 		{1, []string{"--root", filepath.Join(dir, "out"), "--name", "writer", "--tools", "write_text_file", "--include", "*.md"}},
 	}
 	for _, tc := range tests {

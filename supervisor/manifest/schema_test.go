@@ -75,6 +75,8 @@ func TestExamplesMatchSchema(t *testing.T) {
 		{"version 2", "version: 2\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", false},
 		{"call timeout", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, call_timeout: 1m30s}]\n", true},
 		{"call timeout without unit", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, call_timeout: 30}]\n", false},
+		{"max_depth 0", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, limits: {max_depth: 0}}]\n", true},
+		{"scan budget below the worker's", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, limits: {max_scan_bytes: 100}}]\n", false},
 		{"minimal", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", true},
 	}
 	for _, e := range examples {
