@@ -535,50 +535,53 @@ func TestSearchTextNestedScope(t *testing.T) {
 	}
 	args := map[string]any{"query": "needle", "path": "a/b", "limit": 1000}
 	at := func(root, p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
+	// link is one.txt's second name, outside the root, in the cases
+	// marked linked (made before the first page).
+	var link string
 	for _, e := range []struct {
 		name    string
 		edit    func(t *testing.T, root string)
 		survive bool
+		linked  bool
 	}{
 		{"beside the way down", func(t *testing.T, root string) {
 			os.WriteFile(at(root, "a/side.txt"), []byte("changed needle\n"), 0o644)
 			os.WriteFile(at(root, "a/new.txt"), []byte("needle\n"), 0o644)
 			os.Mkdir(at(root, "a/c"), 0o755)
 			os.WriteFile(at(root, "top.txt"), []byte("x"), 0o644)
-		}, true},
+		}, true, false},
 		{"scope renamed away and back", func(t *testing.T, root string) {
 			os.Rename(at(root, "a/b"), at(root, "a/b2"))
 			os.Rename(at(root, "a/b2"), at(root, "a/b"))
-		}, true}, // the same directory and files: the same state
+		}, true, false}, // the same directory and files: the same state
 		{"scanned file rewritten", func(t *testing.T, root string) {
 			os.WriteFile(at(root, "a/b/one.txt"), []byte(strings.Replace(one, "needle", "NEEDLE", 1)), 0o644)
-		}, false},
+		}, false, false},
 		// A write through a hard link outside the root reaches the file
-		// without going through its directory.
+		// without going through its directory: a file with a second link
+		// when the scope is walked has a watch of its own.
 		{"scanned file written through a hard link outside the root", func(t *testing.T, root string) {
-			link := filepath.Join(t.TempDir(), "link")
-			if err := os.Link(at(root, "a/b/one.txt"), link); err != nil {
+			writeThrough(t, link, int64(len(pad)))
+		}, false, true},
+		// A link made after the walk, written before its file is read:
+		// the page that opens the file sees its identity (ctime) moved.
+		{"file linked outside the root after the walk and written", func(t *testing.T, root string) {
+			later := filepath.Join(t.TempDir(), "link")
+			if err := os.Link(at(root, "a/b/two.txt"), later); err != nil {
 				t.Fatal(err)
 			}
-			f, err := os.OpenFile(link, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if _, err := f.WriteAt([]byte("N"), int64(len(pad))); err != nil {
-				t.Fatal(err)
-			}
-		}, false},
+			writeThrough(t, later, int64(len(two)-2))
+		}, false, false},
 		{"scanned file's mode changed", func(t *testing.T, root string) {
 			os.Chmod(at(root, "a/b/one.txt"), 0o600)
-		}, false},
+		}, false, false},
 		{"scanned file's mtime changed", func(t *testing.T, root string) {
 			os.Chtimes(at(root, "a/b/one.txt"), time.Time{}, time.Unix(1e9, 0))
-		}, false},
+		}, false, false},
 		{"file added deeper in scope", func(t *testing.T, root string) {
 			os.MkdirAll(at(root, "a/b/deep"), 0o755)
 			os.WriteFile(at(root, "a/b/deep/x.txt"), []byte("x"), 0o644)
-		}, false},
+		}, false, false},
 		// The way down replaced: a new a/b holding the very file the
 		// cursor resumes in (a hard link, same identity) and a different
 		// one.txt.
@@ -591,10 +594,16 @@ func TestSearchTextNestedScope(t *testing.T) {
 			if err := os.Link(at(root, "a-old/b/two.txt"), at(root, "a/b/two.txt")); err != nil {
 				t.Fatal(err)
 			}
-		}, false},
+		}, false, false},
 	} {
 		t.Run(e.name, func(t *testing.T) {
 			root := tree(t, files)
+			if e.linked {
+				link = filepath.Join(t.TempDir(), "link")
+				if err := os.Link(at(root, "a/b/one.txt"), link); err != nil {
+					t.Fatal(err)
+				}
+			}
 			cs := worker(t, root, "--include", "**", "--max-scan-bytes", "16384")
 			tok := ""
 			var seen []textHit
@@ -630,6 +639,19 @@ func TestSearchTextNestedScope(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// writeThrough writes one byte at off of the file at path, in place.
+func writeThrough(t *testing.T, path string, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("N"), off); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -33,12 +33,13 @@ func TestWatchLimitAndIdle(t *testing.T) {
 	for i := range 20 {
 		files["small/f"+strconv.Itoa(i)+".txt"] = "needle small " + strconv.Itoa(i) + "\n"
 	}
-	for d := range 10 {
-		for i := range 30 {
+	// One watch a directory: 120 directories are over the cap.
+	for d := range 120 {
+		for i := range 3 {
 			files["big/d"+strconv.Itoa(d)+"/f"+strconv.Itoa(i)+".txt"] = "hay\n"
 		}
 	}
-	files["big/d9/f29.txt"] = "needle big\n"
+	files["big/d99/f2.txt"] = "needle big\n"
 	root := tree(t, files)
 	cs, cmd := workerProc(t, []string{"FSMCP_TEST_WATCH_IDLE=2s"}, userNSWatchLimit, root, "--include", "**")
 	pid := cmd.Process.Pid

@@ -13,7 +13,8 @@ import (
 )
 
 // maxWatches bounds the inotify watches one root holds for its cached
-// inventories: one per served file and directory of each cached scope. A
+// inventories: one per directory of each cached scope (and per file with
+// more than one link). A
 // scope that would need more is inventoried on every page instead. It is
 // the smaller of 32,768 and an eighth of the user's inotify watch limit as
 // the process starts (see userWatchLimit), so a handful of workers never
@@ -58,17 +59,20 @@ type inventory struct {
 
 // inventories keeps the last inventory of each text-search scope for as
 // long as the kernel reports no change to anything it was read from: every
-// directory walked and every file stat'ed is watched before it is read, and
+// directory walked is watched before it is read (its watch reports its
+// entries' changes too), every file with more than one link is watched
+// before it is stat'ed, and
 // so is the way down from the root to the scope, so any later change to
 // them queues an event, and the first event drops every kept inventory. A
 // page whose scope is kept then costs no walk; any other page walks as if
 // nothing were kept. The answers are the ones a fresh walk would give.
 //
-// What inotify does not report (a write through a shared memory mapping
+// What the watches do not report (a write through a shared memory mapping
 // before the writer closes the file, a change on a network filesystem made
-// by another machine) is still caught for each file a page opens, whose
-// identity is checked against the inventory's; a file read on an earlier
-// page and changed that way is not.
+// by another machine, a write through a hard link made after the walk to a
+// file that had one link then) is still caught for each file a page opens,
+// whose identity is checked against the inventory's; a file read on an
+// earlier page and changed that way is not.
 //
 // One mutex covers the lookup, the walk and the keeping, so concurrent
 // text searches of one root take their inventories one at a time; their
@@ -201,30 +205,36 @@ func (c *inventories) watchScope(r *Root, s *search) bool {
 }
 
 // walkScope inventories s's scope: every served file in path order with its
-// identity. With s.w.watch set, each directory and file is watched before
-// it is read; a watch that cannot be added clears s.w.watch and the walk
-// goes on unwatched.
+// identity. With s.w.watch set, each directory is watched before it is read
+// (eachFile), so a later create, delete, rename, write, truncation or
+// attribute change of an entry through that directory is reported by the
+// directory's watch. A file with more than one link is also watched on its
+// own, before it is stat'ed again: a write through a link in a directory
+// outside the scope reports to that directory, not to this one. A watch
+// that cannot be added clears s.w.watch and the walk goes on unwatched.
 func (r *Root) walkScope(ctx context.Context, s *search) ([]scopedFile, error) {
 	var files []scopedFile
 	err := s.w.eachFile(s.d, s.dir, func(d *confine.Dir, path, name string, st *confine.Identity) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if s.w.watchEntry(d, name) {
-			st = nil // stat'ed before the watch: stat again
+		for watched := false; ; watched = true {
+			if st == nil {
+				id, err := d.Stat(name)
+				if err != nil && !gone(err) {
+					return errDirUnreadable
+				}
+				if err != nil || id.Kind() != confine.KindFile {
+					return nil
+				}
+				st = &id
+			}
+			if watched || st.Nlink == 1 || !s.w.watchEntry(d, name) {
+				break
+			}
+			st = nil // stat'ed before its own watch: stat again
 		}
-		if st != nil {
-			files = append(files, scopedFile{path, *st})
-			return nil
-		}
-		id, err := d.Stat(name)
-		if err != nil && !gone(err) {
-			return errDirUnreadable
-		}
-		if err != nil || id.Kind() != confine.KindFile {
-			return nil
-		}
-		files = append(files, scopedFile{path, id})
+		files = append(files, scopedFile{path, *st})
 		return nil
 	})
 	return files, err

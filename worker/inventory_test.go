@@ -60,7 +60,11 @@ func TestInventoryCache(t *testing.T) {
 		t.Cleanup(func() { r.Close() })
 		return r
 	}
-	cached, walked := open(maxWatches), open(3)
+	// f5 has a second link (outside the root), so a watch of its own.
+	if err := os.Link(filepath.Join(dir, "d1", "f5.txt"), filepath.Join(t.TempDir(), "f5-link")); err != nil {
+		t.Fatal(err)
+	}
+	cached, walked := open(maxWatches), open(2)
 	want := searchPages(t, walked, "needle")
 	if len(want) != 6*200 {
 		t.Fatalf("%d matches, want %d", len(want), 6*200)
@@ -74,8 +78,8 @@ func TestInventoryCache(t *testing.T) {
 	if n := len(walked.inv.scopes); n != 0 {
 		t.Fatalf("the root without enough watches keeps %d scopes, want 0", n)
 	}
-	if n := cached.inv.set.Len(); n != 2+1+6 {
-		t.Fatalf("%d watches, want 9 (3 directories, 6 files)", n)
+	if n := cached.inv.set.Len(); n != 3+1 {
+		t.Fatalf("%d watches, want 4 (3 directories, the file with two links)", n)
 	}
 
 	// A change drops the cache; the next search sees it.
@@ -154,8 +158,12 @@ func TestInventoryIdle(t *testing.T) {
 	idle := watchIdle
 	t.Cleanup(func() { watchIdle = idle })
 	dir := t.TempDir()
-	for i := range 4 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte("needle\n"), 0o644); err != nil {
+	for i := range 4 { // 5 directories: over a cap of 2 watches
+		p := filepath.Join(dir, fmt.Sprintf("d%d", i), "f.txt")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("needle\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

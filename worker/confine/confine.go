@@ -88,6 +88,10 @@ type Identity struct {
 	Size             int64
 	Mode             uint32 // st_mode: file type and permission bits
 	MtimeNs, CtimeNs int64
+	// Nlink is the number of hard links. Any change to it changes
+	// CtimeNs too, so it adds nothing to comparisons; it tells whether a
+	// directory watch sees every write to the file (one link only).
+	Nlink uint64
 }
 
 // Kind returns the file type encoded in id.Mode.
@@ -114,6 +118,7 @@ func identityOf(st *unix.Stat_t) Identity {
 		Mode:    st.Mode,
 		MtimeNs: st.Mtim.Nano(),
 		CtimeNs: st.Ctim.Nano(),
+		Nlink:   uint64(st.Nlink), //nolint:unconvert // Nlink is not uint64 on every arch
 	}
 }
 
