@@ -379,6 +379,12 @@ func benchCodeFile(buf []byte, i, mean int, needle bool) []byte {
 			buf = append(buf, "\tlog.Printf(\""+benchNeedle+" %d\", n)\n"...)
 		}
 		buf = append(buf, pool[rng.IntN(len(pool))]...)
+		if ln == needleLine {
+			needleLine = -1
+		}
+	}
+	if needleLine >= 0 { // the lines ran out before the needle's
+		buf = append(buf, "\tlog.Printf(\""+benchNeedle+" %d\", n)\n"...)
 	}
 	return buf
 }

@@ -4,6 +4,7 @@ package e2e
 //
 //	BenchmarkSupervisorHop              1-chunk read_text_file calls via the supervisor  x-worker
 //	BenchmarkSupervisorStartup/roots=N  spawn to tools/list answered, N roots            x-worker
+//	BenchmarkSupervisorSearchText/T     whole-tree search_text via the supervisor        x-worker, x-rg
 //
 // N is 1, 8 and 32 (1 and 8 under -short).
 
@@ -137,4 +138,63 @@ func benchSupervisorStartup(b *testing.B, roots int) {
 	// (start-up, serving, shutdown), per start.
 	b.ReportMetric(float64(supCPU.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(workerCPU.Nanoseconds())/float64(b.N), "worker-cpu-ns/op")
+}
+
+// BenchmarkSupervisorSearchText: the whole-tree rare-literal search_text of
+// BenchmarkSearchText at default budgets, following cursors to the end,
+// through the supervisor (its worker runs in plugin mode, GOMAXPROCS=1)
+// against the same worker binary on stdio alone on the same tree in the
+// same loop (x-worker), alternating which goes first, and against rg -F
+// (x-rg). Both workers keep their inventories between searches. Trees:
+// 10k files of ~1 KiB, and (not under -short) the 206 MB tree of
+// BenchmarkSearchText200MB.
+func BenchmarkSupervisorSearchText(b *testing.B) {
+	trees := []struct {
+		name        string
+		files, mean int
+	}{{"files=10k", 10000, benchScaleMean}, {"206MB", benchBigFiles, benchBigMean}}
+	if testing.Short() {
+		trees = trees[:1]
+	}
+	for _, tr := range trees {
+		b.Run(tr.name, func(b *testing.B) { benchSupervisorSearchText(b, benchTree(b, tr.files, tr.mean)) })
+	}
+}
+
+func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
+	bins := buildSupervisorBins(b)
+	lim := benchTreeLimits()
+	manifest := filepath.Join(b.TempDir(), "search.yaml")
+	writeFile(b, manifest, fmt.Sprintf("version: 1\nroots:\n  - name: tree\n    path: %q\n    include: [\"**\"]\n    tools: read\n    limits: {max_files: %d, max_directories: %d}\n",
+		t.root, lim.MaxFiles, lim.MaxDirectories))
+	sup := startSupervisor(b, manifest, bins.worker)
+	alone := connectWorkerAlone(b, bins.worker, append([]string{"--root", t.root, "--include", "**", "--tools", "read", "--name", "tree"}, benchFlags(lim)...)...)
+	search := func(cs *mcp.ClientSession, tool string) func() {
+		return func() {
+			matches, _ := benchFollow(b, cs, tool, map[string]any{"query": benchNeedle})
+			if len(matches) != benchNeedleFiles {
+				b.Fatalf("%s found %d matches, want %d", tool, len(matches), benchNeedleFiles)
+			}
+		}
+	}
+	viaSupervisor, workerAlone := search(sup.session, "tree_search_text"), search(alone, "search_text")
+	viaSupervisor()
+	workerAlone()
+	rg := benchTool(b, "rg")
+	b.SetBytes(t.bytes)
+	var c benchClock
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			c.reference(b, "worker", workerAlone)
+		}
+		c.measure(viaSupervisor)
+		if i%2 == 1 {
+			c.reference(b, "worker", workerAlone)
+		}
+		if rg != "" {
+			c.reference(b, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) })
+		}
+	}
+	c.report(b)
 }
