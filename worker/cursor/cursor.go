@@ -1,10 +1,16 @@
 // Package cursor issues and checks the opaque page cursors of a root.
 //
-// A cursor is unpadded base64url of a JSON body followed by an HMAC-SHA256
-// tag. The tag covers the body and a scope: the root's name, the tool, and a
-// digest of the call's arguments, so a cursor presented to another root,
-// another tool or other arguments fails to verify. A cursor must come back
-// exactly as issued: any other base64 spelling of the same bytes is refused.
+// A cursor is spelled <body>.<signature>, each part unpadded base64url. The
+// body is JSON: a digest of the scope it was issued for (the root's name,
+// the tool, and the arguments that shape the traversal) and the tool's
+// position. The signature is an HMAC-SHA256 of the body under the root's
+// key. A cursor must come back exactly as issued: any other base64 spelling
+// of the same bytes is refused.
+//
+// Decode tells the failures apart in the order the wire contract checks
+// them: ErrInvalid (not one this process signed), then ErrTraversal (signed,
+// but for another scope). The tools then check ErrChanged (the state it
+// binds moved) and ErrPosition (a position beyond the data).
 package cursor
 
 import (
@@ -12,9 +18,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // MaxLen bounds the length of a cursor string accepted for decoding.
@@ -23,12 +31,19 @@ const MaxLen = 4096
 // MinKeyBytes is the shortest signing key accepted.
 const MinKeyBytes = 32
 
-// ErrChanged is the error for a cursor whose bound state no longer holds.
-var ErrChanged = errors.New("the filesystem changed since this cursor was issued; start the traversal again")
-
-// ErrInvalid is the error for a cursor that is not one this root issued for
-// this call.
-var ErrInvalid = errors.New("invalid cursor: pass next_cursor exactly as returned, with the same tool and arguments, or start without a cursor")
+// The cursor failures, in the order they are checked; their texts are the
+// wire contract's.
+var (
+	// ErrInvalid: not a string, empty, too long, malformed, or not signed
+	// with this process's key.
+	ErrInvalid = errors.New("cursor is not valid")
+	// ErrTraversal: signed, but for another root, tool or arguments.
+	ErrTraversal = errors.New("cursor was issued for a different traversal")
+	// ErrChanged: the state the cursor binds no longer holds.
+	ErrChanged = errors.New("the filesystem changed since this cursor was issued; start the traversal again")
+	// ErrPosition: the position lies beyond the data.
+	ErrPosition = errors.New("cursor position is not valid")
+)
 
 // Codec signs and verifies cursors for one root.
 type Codec struct {
@@ -76,54 +91,92 @@ type Scope struct {
 	Args any // the arguments that shape the traversal, cursor and limit left out
 }
 
-func (c *Codec) tag(s Scope, body []byte) ([]byte, error) {
+// scopeDigest binds a cursor to the root, the tool and the arguments.
+func (c *Codec) scopeDigest(s Scope) (string, error) {
 	args, err := json.Marshal(s.Args)
 	if err != nil {
-		return nil, fmt.Errorf("cursor scope: %w", err)
+		return "", fmt.Errorf("cursor scope: %w", err)
 	}
-	m := hmac.New(sha256.New, c.key)
-	for _, part := range [][]byte{[]byte("fsmcp-cursor-v1"), []byte(c.root), []byte(s.Tool), args, body} {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte("fsmcp-cursor-v2"), []byte(c.root), []byte(s.Tool), args} {
 		var n [8]byte
-		l := len(part)
-		for i := range n {
-			n[i] = byte(l >> (8 * i))
-		}
-		m.Write(n[:])
-		m.Write(part)
+		binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
 	}
-	return m.Sum(nil), nil
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16]), nil
 }
 
-// Encode issues a cursor carrying body for the scope.
-func (c *Codec) Encode(s Scope, body any) (string, error) {
-	b, err := json.Marshal(body)
+func (c *Codec) sign(body []byte) []byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// envelope is a cursor's body: the scope digest and the tool's position.
+type envelope struct {
+	Scope string          `json:"k"`
+	Pos   json.RawMessage `json:"p"`
+}
+
+// Encode issues a cursor carrying pos for the scope.
+func (c *Codec) Encode(s Scope, pos any) (string, error) {
+	p, err := json.Marshal(pos)
 	if err != nil {
 		return "", fmt.Errorf("cursor body: %w", err)
 	}
-	t, err := c.tag(s, b)
+	k, err := c.scopeDigest(s)
 	if err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(append(b, t...)), nil
+	b, err := json.Marshal(envelope{Scope: k, Pos: p})
+	if err != nil {
+		return "", fmt.Errorf("cursor body: %w", err)
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString(b) + "." + enc.EncodeToString(c.sign(b)), nil
 }
 
-// Decode verifies token against the scope and unpacks its body. Every
-// failure is ErrInvalid.
-func (c *Codec) Decode(token string, s Scope, body any) error {
-	if len(token) > MaxLen || len(token) < sha256.Size {
+// Decode verifies token and unpacks its position into pos: ErrInvalid
+// unless this codec signed it exactly so, ErrTraversal when it was issued
+// for another scope.
+func (c *Codec) Decode(token string, s Scope, pos any) error {
+	if len(token) > MaxLen {
 		return ErrInvalid
 	}
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
-	if err != nil || base64.RawURLEncoding.EncodeToString(raw) != token || len(raw) <= sha256.Size {
+	bodyPart, sigPart, ok := strings.Cut(token, ".")
+	if !ok {
 		return ErrInvalid
 	}
-	b, got := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
-	want, err := c.tag(s, b)
-	if err != nil || !hmac.Equal(got, want) {
+	body, ok1 := canonical(bodyPart)
+	sig, ok2 := canonical(sigPart)
+	if !ok1 || !ok2 || !hmac.Equal(sig, c.sign(body)) {
 		return ErrInvalid
 	}
-	if err := json.Unmarshal(b, body); err != nil {
+	var e envelope
+	if err := json.Unmarshal(body, &e); err != nil {
+		return ErrInvalid
+	}
+	k, err := c.scopeDigest(s)
+	if err != nil {
+		return err
+	}
+	if e.Scope != k {
+		return ErrTraversal
+	}
+	if err := json.Unmarshal(e.Pos, pos); err != nil {
 		return ErrInvalid
 	}
 	return nil
+}
+
+// canonical decodes s, unpadded base64url spelled exactly as this package
+// spells it.
+func canonical(s string) ([]byte, bool) {
+	enc := base64.RawURLEncoding
+	b, err := enc.Strict().DecodeString(s)
+	if err != nil || len(b) == 0 || enc.EncodeToString(b) != s {
+		return nil, false
+	}
+	return b, true
 }

@@ -27,29 +27,36 @@ func TestRoundTripAndRefusals(t *testing.T) {
 		t.Fatalf("Decode = %+v, %v", got, err)
 	}
 	other, _ := New(key, "writer")
-	raw, _ := base64.RawURLEncoding.DecodeString(tok)
+	bodyPart, sigPart, _ := strings.Cut(tok, ".")
+	if strings.ContainsAny(tok, "=+/") || strings.Count(tok, ".") != 1 {
+		t.Fatalf("cursor %q is not two unpadded base64url parts joined by a dot", tok)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(bodyPart)
 	flipped := append([]byte(nil), raw...)
-	flipped[0] ^= 1
+	flipped[len(flipped)/2] ^= 1
 	cases := []struct {
 		name  string
 		codec *Codec
 		tok   string
 		scope Scope
+		want  error
 	}{
-		{"other root", other, tok, scope},
-		{"other tool", c, tok, Scope{Tool: "search_files", Args: scope.Args}},
-		{"other args", c, tok, Scope{Tool: scope.Tool, Args: map[string]any{"path": "docs"}}},
-		{"other key", mustNew(t, RandomKey(), "reader"), tok, scope},
-		{"flipped bit", c, base64.RawURLEncoding.EncodeToString(flipped), scope},
-		{"padded", c, tok + "=", scope},
-		{"std alphabet", c, base64.StdEncoding.EncodeToString(raw), scope},
-		{"empty", c, "", scope},
-		{"oversized", c, strings.Repeat("A", MaxLen+1), scope},
-		{"garbage", c, "not a cursor!", scope},
+		{"other root", other, tok, scope, ErrTraversal},
+		{"other tool", c, tok, Scope{Tool: "search_files", Args: scope.Args}, ErrTraversal},
+		{"other args", c, tok, Scope{Tool: scope.Tool, Args: map[string]any{"path": "docs"}}, ErrTraversal},
+		{"other key", mustNew(t, RandomKey(), "reader"), tok, scope, ErrInvalid},
+		{"flipped bit", c, base64.RawURLEncoding.EncodeToString(flipped) + "." + sigPart, scope, ErrInvalid},
+		{"padded", c, tok + "=", scope, ErrInvalid},
+		{"std alphabet", c, base64.StdEncoding.EncodeToString(raw) + "." + sigPart, scope, ErrInvalid},
+		{"no dot", c, bodyPart + sigPart, scope, ErrInvalid},
+		{"two dots", c, tok + ".", scope, ErrInvalid},
+		{"empty", c, "", scope, ErrInvalid},
+		{"oversized", c, strings.Repeat("A", MaxLen+1), scope, ErrInvalid},
+		{"garbage", c, "not a cursor!", scope, ErrInvalid},
 	}
 	for _, tc := range cases {
-		if err := tc.codec.Decode(tc.tok, tc.scope, &got); err != ErrInvalid {
-			t.Errorf("%s: Decode err = %v, want ErrInvalid", tc.name, err)
+		if err := tc.codec.Decode(tc.tok, tc.scope, &got); err != tc.want {
+			t.Errorf("%s: Decode err = %v, want %v", tc.name, err, tc.want)
 		}
 	}
 }
@@ -61,11 +68,13 @@ func TestNonCanonicalSpelling(t *testing.T) {
 	scope := Scope{Tool: "t"}
 	for i := range 10 {
 		tok, _ := c.Encode(scope, body{S: strings.Repeat("x", i)})
-		last := tok[len(tok)-1]
+		bodyPart, sigPart, _ := strings.Cut(tok, ".")
+		last := bodyPart[len(bodyPart)-1]
 		idx := strings.IndexByte(alphabet, last)
-		alt := tok[:len(tok)-1] + string(alphabet[idx^1])
-		raw1, _ := base64.RawURLEncoding.DecodeString(tok)
-		raw2, err := base64.RawURLEncoding.DecodeString(alt)
+		altBody := bodyPart[:len(bodyPart)-1] + string(alphabet[idx^1])
+		alt := altBody + "." + sigPart
+		raw1, _ := base64.RawURLEncoding.DecodeString(bodyPart)
+		raw2, err := base64.RawURLEncoding.DecodeString(altBody)
 		if err != nil || string(raw1) != string(raw2) {
 			continue // that flip changed a data bit; not an alternate spelling
 		}
