@@ -1,54 +1,45 @@
 // Package relpath is the path contract of a served root: the only spelling
-// of a path a client may use. A path is relative, slash-separated and already
-// clean; anything that would need resolving is refused rather than resolved.
+// of a path a client may use. A path is relative and slash-separated; a
+// trailing or doubled slash is dropped, and anything else that would need
+// resolving is refused rather than resolved.
 package relpath
 
 import (
 	"errors"
 	"strings"
+	"unicode/utf8"
 )
 
-// Limits on a path's size, in bytes.
-const (
-	MaxPathBytes    = 4096
-	MaxSegmentBytes = 255
-)
+// MaxPathChars is the longest path accepted, in characters.
+const MaxPathChars = 1024
+
+// ErrNotRelative is the one answer for a path that breaks the rules.
+var ErrNotRelative = errors.New("path is not a relative path inside the root")
 
 // Clean checks p against the contract and returns its canonical form: ""
-// names the root (a bare "." is accepted as another spelling of it); every
-// other path is segments joined by single slashes. Absolute paths, drive
-// letters, backslashes, NUL bytes, empty segments and "." or ".." segments
-// are refused.
+// names the root (so does "."); every other path is its segments joined by
+// single slashes ("lib/" and "lib//x" are "lib" and "lib/x"). Absolute
+// paths, drive prefixes, backslashes, NUL bytes, "." or ".." segments and
+// paths over MaxPathChars characters are refused with ErrNotRelative.
 func Clean(p string) (string, error) {
-	if p == "" || p == "." {
+	if utf8.RuneCountInString(p) > MaxPathChars || strings.ContainsAny(p, "\x00\\") ||
+		strings.HasPrefix(p, "/") || len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
+		return "", ErrNotRelative
+	}
+	if p == "." || strings.Trim(p, "/") == "." {
 		return "", nil
 	}
-	if len(p) > MaxPathBytes {
-		return "", errors.New("path is longer than 4096 bytes")
-	}
-	if strings.IndexByte(p, 0) >= 0 {
-		return "", errors.New("path contains a NUL byte")
-	}
-	if strings.IndexByte(p, '\\') >= 0 {
-		return "", errors.New("path contains a backslash; use forward slashes")
-	}
-	if p[0] == '/' {
-		return "", errors.New("path must be relative to the root, not absolute")
-	}
-	if len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
-		return "", errors.New("path must be relative to the root, not a drive path")
-	}
+	segs := make([]string, 0, strings.Count(p, "/")+1)
 	for seg := range strings.SplitSeq(p, "/") {
-		switch {
-		case seg == "":
-			return "", errors.New("path has an empty segment (a doubled or trailing slash)")
-		case seg == "." || seg == "..":
-			return "", errors.New("path must not contain . or .. segments")
-		case len(seg) > MaxSegmentBytes:
-			return "", errors.New("path has a segment longer than 255 bytes")
+		switch seg {
+		case "":
+			continue
+		case ".", "..":
+			return "", ErrNotRelative
 		}
+		segs = append(segs, seg)
 	}
-	return p, nil
+	return strings.Join(segs, "/"), nil
 }
 
 // Join joins a clean directory path and one name.
