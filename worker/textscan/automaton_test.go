@@ -60,9 +60,9 @@ func TestAdversarialSwitchesToAutomaton(t *testing.T) {
 			// only "nothing".
 			hit := tc.terms[len(tc.terms)-1]
 			text = append(text, "x"+hit+"x\n"...)
-			s := newTestScanner(t, tc.terms, tc.fold, 0, 0)
+			s := newTestScanner(t, tc.terms, tc.fold, 0)
 			got := scanAll(t, s, text, 1<<40)
-			checkMatches(t, got, reference(text, tc.terms, tc.fold, MaxLineBytes))
+			checkMatches(t, got, reference(text, tc.terms, tc.fold))
 			if len(got) != 1 {
 				t.Fatalf("%d matches, want 1", len(got))
 			}
@@ -89,7 +89,7 @@ func TestOrdinaryTextStaysOnAnchors(t *testing.T) {
 		{[]string{"zqxjNeedle", "Handler(", "naïve value"}, true},
 		{[]string{"zqxjNeedle", "Configx", "ctx ctx ctx", "return nil nil", "über über"}, false},
 	} {
-		s := newTestScanner(t, tc.terms, tc.fold, 0, 0)
+		s := newTestScanner(t, tc.terms, tc.fold, 0)
 		scanAll(t, s, text, 1<<40)
 		if s.linear {
 			t.Errorf("%q fold %v: switched to the automaton on ordinary text (work %d, reached %d)", tc.terms, tc.fold, s.work, s.reached)
@@ -153,7 +153,7 @@ func TestAutomatonOverlaps(t *testing.T) {
 // with the context's error, and scans nothing more.
 func TestScanCancelled(t *testing.T) {
 	text := zeroLines(8 << 20)
-	s := newTestScanner(t, []string{strings.Repeat("0", 256)}, true, 0, 0)
+	s := newTestScanner(t, []string{strings.Repeat("0", 256)}, true, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.SetContext(ctx)
 	regions := 0
@@ -162,7 +162,7 @@ func TestScanCancelled(t *testing.T) {
 			cancel()
 		}
 	}}
-	_, scanned, done, err := s.Scan(r, int64(len(text)), Position{}, 1<<40, func(Match) bool { return true })
+	_, scanned, done, _, err := s.Scan(r, int64(len(text)), Position{}, 1<<40, func(Match) bool { return true })
 	if !errors.Is(err, context.Canceled) || done {
 		t.Fatalf("Scan = done %v, err %v; want context.Canceled", done, err)
 	}

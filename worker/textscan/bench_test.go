@@ -55,7 +55,7 @@ func benchScan(b *testing.B, terms []string, fold bool) {
 		n := 0
 		pos := Position{}
 		for {
-			next, _, done, err := s.Scan(r, int64(len(text)), pos, 1<<40, func(Match) bool { n++; return true })
+			next, _, done, _, err := s.Scan(r, int64(len(text)), pos, 1<<40, func(Match) bool { n++; return true })
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func BenchmarkScanPaged(b *testing.B) {
 	for b.Loop() {
 		pos := Position{}
 		for {
-			next, _, done, err := s.Scan(r, int64(len(text)), pos, 1<<20, func(Match) bool { return true })
+			next, _, done, _, err := s.Scan(r, int64(len(text)), pos, 1<<20, func(Match) bool { return true })
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func BenchmarkScanAdversarial(b *testing.B) {
 				}
 				s := NewScanner(m)
 				start := time.Now()
-				_, _, done, err := s.Scan(bytes.NewReader(text), int64(len(text)), Position{}, 1<<40, func(Match) bool { return true })
+				_, _, done, _, err := s.Scan(bytes.NewReader(text), int64(len(text)), Position{}, 1<<40, func(Match) bool { return true })
 				if err != nil || !done {
 					b.Fatal(done, err)
 				}

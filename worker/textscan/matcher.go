@@ -23,37 +23,25 @@
 // # Lines and evidence
 //
 // Lines are split on '\n'. A file without a trailing newline still has its
-// last line; an empty file has no lines. Matching is done on raw bytes. The
-// reported evidence is the line without its '\n' and without a trailing
-// '\r', cut to at most MaxEvidenceBytes on a UTF-8 boundary. Line numbers are
-// 1-based. A matching line that is not valid UTF-8 is skipped alone (only
-// matching lines are decoded). Binary detection (LooksBinary) is separate:
-// the caller decides whether to scan a file at all.
+// last line; an empty file has no lines. Matching is done on raw bytes. A
+// matching line is reported once, with its 1-based number and its evidence:
+// the line without its '\n' and a trailing '\r', cut to at most
+// MaxEvidenceBytes on a UTF-8 boundary (see Evidence). A matching line
+// whose evidence is not valid UTF-8 is skipped alone. Binary detection
+// (LooksBinary) is separate: the caller decides whether to scan a file at
+// all.
 //
 // # Budget and resumption
 //
-// Scan reads at most about budget bytes and returns the position to resume
-// from. Resume positions are line starts, so each call consumes whole lines
-// and a match is found exactly once however the file is cut into calls. A
-// line that starts before the budget end is always finished, even if that
-// overruns the budget, as long as it is at most MaxLineBytes long.
-//
-// # Giant lines
-//
-// A line whose content (without '\n') is longer than MaxLineBytes is not
-// held in memory whole. It is cut into windows of MaxLineBytes bytes
-// anchored at the line start: [L, L+W), [L+W, L+2W), ... Each window is
-// searched together with the following (longest term length - 1) bytes of
-// the line, but a match counts only if it starts inside the window's own
-// range, so every occurrence belongs to exactly one window. Each window is
-// treated like a line of its own: it is reported at most once, its Match
-// has the line number of the giant line, Offset = the window start (equal
-// to the line start for the first window), and Text = evidence taken from
-// the window start. The UTF-8 check applies to the window's own range only,
-// tolerating a rune cut by a window edge inside the line. A Scan call may
-// stop between two windows of a giant line: then next.Offset is that window
-// boundary (not a line start; Scan recognises it because the byte before it
-// is not '\n') and next.Line is the giant line's number.
+// Scan reads no byte past its budget, even inside a line, and returns the
+// position to resume from, which may lie inside a line: it carries the
+// line's number and start, and whether the line was already reported. A
+// resumed scan reads again the few bytes before that position where a term
+// cut by the budget may start, so a match is found exactly once however
+// the file is cut into calls. A page that ends inside a line that started
+// on it resumes at that line's start instead. Lines of any length are
+// scanned in buffers of bounded size; evidence is read from the line's
+// start.
 package textscan
 
 import (
@@ -65,12 +53,9 @@ import (
 
 const (
 	// MaxEvidenceBytes is the longest evidence text reported for a line.
-	MaxEvidenceBytes = 240
+	MaxEvidenceBytes = 1024
 	// HeadBytes is how much of a file's opening LooksBinary judges.
 	HeadBytes = 8192
-	// MaxLineBytes is the longest line handled whole; longer lines are
-	// scanned in windows of this size.
-	MaxLineBytes = 1 << 20
 	// MaxTerms is the largest number of terms a Matcher accepts.
 	MaxTerms = 16
 

@@ -9,19 +9,21 @@ import (
 	"unicode/utf8"
 )
 
-// Position is where a scan starts or resumes. Offset is at a line start
-// (or, inside a line longer than MaxLineBytes, at a window boundary); Line is
-// the 1-based number of that line. The zero value is the start of the file
-// (Line 0 is treated as 1).
+// Position is where a scan starts or resumes: Offset, which may lie inside
+// a line, in line number Line (1-based; 0 is taken as 1) that starts at
+// LineStart. Skip reports that the line was already reported, so the scan
+// only looks for its end. The zero value is the start of the file.
 type Position struct {
-	Offset int64
-	Line   int
+	Offset    int64
+	Line      int
+	LineStart int64
+	Skip      bool
 }
 
 // Match is one reported line.
 type Match struct {
 	Line   int    // 1-based line number
-	Offset int64  // byte offset of the line start (window start for giant lines)
+	Offset int64  // byte offset of the line start
 	Text   string // evidence: the line without "\n"/trailing "\r", cut to MaxEvidenceBytes
 }
 
@@ -46,14 +48,13 @@ type Scanner struct {
 	// the Scan that follows it.
 	head io.ReaderAt
 
-	chunk   int // usual read size (readChunk; smaller in tests)
-	maxLine int // MaxLineBytes (smaller in tests)
+	chunk int // usual read size (readChunk; smaller in tests)
 
-	// ctx, when set, ends a Scan between regions (at least every
-	// MaxLineBytes scanned) once it is done.
+	// ctx, when set, ends a Scan between rounds (at least every
+	// readChunk bytes scanned) once it is done.
 	ctx context.Context
 	// The guard of one Scan call (see find): comparison work done by the
-	// anchor search, the bytes of the regions reached, and whether the
+	// anchor search, the bytes of the rounds reached, and whether the
 	// call has switched to the automaton.
 	work, reached int64
 	linear        bool
@@ -62,7 +63,7 @@ type Scanner struct {
 }
 
 // SetContext makes every later Scan stop with ctx's error, within
-// MaxLineBytes of scanning, once ctx is done.
+// readChunk bytes of scanning, once ctx is done.
 func (s *Scanner) SetContext(ctx context.Context) { s.ctx = ctx }
 
 // bufPool holds the buffers of released Scanners, so a page's scan does
@@ -72,12 +73,16 @@ var bufPool sync.Pool
 // Release gives the Scanner's buffer back for other Scanners to use; s
 // may still be used, and allocates anew.
 func (s *Scanner) Release() {
-	if c := cap(s.buf); c > 0 && c <= 2*(MaxLineBytes+readChunk) {
+	if c := cap(s.buf); c > 0 && c <= 2*readChunk+2*maxTermBytes {
 		b := s.buf[:0]
 		bufPool.Put(&b)
 	}
 	s.buf, s.off, s.head = nil, 0, nil
 }
+
+// maxTermBytes bounds the overlap a buffer keeps for terms that straddle
+// two reads; longer terms only make the buffer grow.
+const maxTermBytes = 256
 
 // NewScanner returns a Scanner for m.
 func NewScanner(m *Matcher) *Scanner {
@@ -86,106 +91,148 @@ func NewScanner(m *Matcher) *Scanner {
 		an[i] = anchor{t.rare, t.c1, t.c2}
 	}
 	return &Scanner{
-		m:       m,
-		st:      make([]termState, len(m.terms)),
-		an:      an,
-		chunk:   readChunk,
-		maxLine: MaxLineBytes,
+		m:     m,
+		st:    make([]termState, len(m.terms)),
+		an:    an,
+		chunk: readChunk,
 	}
 }
 
-// Scan scans r (of the given size) from pos, reading at most about budget
-// bytes, and calls emit for each matching, decodable line in order. If emit
-// returns false the scan stops and next is the start of the line after the
-// last emitted match. Scan returns the position to resume from, the number
-// of source bytes consumed (next.Offset - pos.Offset) and done=true when the
-// end of the file was reached.
+// Scan scans r (of the given size) from pos, reading no byte at or past
+// the offset it starts reading at plus budget, and calls emit for each
+// matching line in order, once per line. It returns the position to resume
+// from, the number of bytes it read, done=true when the end of the file
+// was reached, and stopped=true when emit returned false; next is then
+// where that line's match will be found again.
 //
-// Each call consumes whole lines: the line containing the budget end is
-// finished (up to MaxLineBytes, see the package doc for longer lines), so
-// every call makes progress, even with budget <= 1.
-func (s *Scanner) Scan(r io.ReaderAt, size int64, pos Position, budget int64, emit func(Match) bool) (next Position, scanned int64, done bool, err error) {
+// Resuming inside a line, Scan reads again the MaxTermLen()-1 bytes before
+// pos.Offset, where a term cut by the previous call's end may start; it
+// makes progress whenever budget is at least MaxTermLen() (or pos is a line
+// start and budget at least 1), and otherwise returns pos unchanged.
+func (s *Scanner) Scan(r io.ReaderAt, size int64, pos Position, budget int64, emit func(Match) bool) (next Position, scanned int64, done, stopped bool, err error) {
 	cur := max(pos.Offset, 0)
-	line := max(pos.Line, 1)
+	st := scanState{line: max(pos.Line, 1), ls: min(max(pos.LineStart, 0), cur), skip: pos.Skip}
 	if cur >= size {
-		return Position{Offset: cur, Line: line}, 0, true, nil
+		return st.at(cur), 0, true, false, nil
 	}
-	start := cur
-	budget = max(budget, 1)
-	limit := size
-	if budget < size-cur {
-		limit = cur + budget
+	from := cur // the first byte read
+	if !st.skip && cur > st.ls {
+		from = max(st.ls, cur-int64(s.m.maxLen-1))
 	}
-	if s.head != r || cur != 0 {
-		s.buf, s.off = s.buf[:0], cur
+	end := min(size, from+max(budget, 0))
+	if end <= cur {
+		return pos, 0, false, false, nil
+	}
+	if s.head != r || from != 0 {
+		s.buf, s.off = s.buf[:0], from
 	}
 	s.head = nil
 	s.work, s.reached, s.linear = 0, 0, s.alwaysLinear
 
-	// win: inside a giant line, cur at a window boundary; first: that
-	// boundary is the line start.
-	win, first := false, false
-	if cur > 0 {
-		var b [1]byte
-		if n, err := r.ReadAt(b[:], cur-1); n != 1 {
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return Position{Offset: cur, Line: line}, 0, false, err
-		}
-		win = b[0] != '\n'
-	}
-
-	for cur < limit {
+	// Each round holds the file bytes [base, base+n): it counts lines from
+	// cur, looks for terms starting at q or later (q < cur only on the
+	// first round, inside the current line), and hands on at base+lim. A
+	// round before the last holds MaxTermLen()-1 bytes past lim, so every
+	// term starting before lim is seen whole.
+	base, q := from, from
+	for cur < end {
 		if s.ctx != nil {
 			if err := s.ctx.Err(); err != nil {
-				return Position{Offset: cur, Line: line}, cur - start, false, err
+				return st.at(cur), cur - from, false, false, err
 			}
 		}
-		if win {
-			ncur, nline, last, stop, err := s.window(r, size, cur, line, first, emit)
-			if err != nil {
-				return Position{Offset: cur, Line: line}, cur - start, false, err
+		n := int(min(cur-base+int64(s.chunk+s.m.maxLen-1), end-base))
+		if err := s.fill(r, base, n); err != nil {
+			return st.at(cur), cur - from, false, false, err
+		}
+		data := s.buf[:n]
+		lim := n
+		if base+int64(n) < end {
+			lim = n - (s.m.maxLen - 1)
+		}
+		s.reached += int64(n)
+		m, stop, err := s.region(r, size, data, base, int(cur-base), int(q-base), lim, &st, emit)
+		if err != nil {
+			return st.at(cur), cur - from, false, false, err
+		}
+		if stop {
+			return Position{Offset: base + int64(m), Line: st.line, LineStart: st.ls}, base + int64(n) - from, false, true, nil
+		}
+		cur = base + int64(lim)
+		base, q = cur, cur
+	}
+	next = st.at(cur)
+	if cur < size && !st.skip && st.ls > from && st.ls < cur {
+		// The page ends inside a line that started on it: the next call
+		// reads that line again from its start, whole when it can.
+		next = Position{Offset: st.ls, Line: st.line, LineStart: st.ls}
+	}
+	return next, cur - from, cur >= size, false, nil
+}
+
+// scanState is where a scan is: the number and start of the current line,
+// and whether that line was already reported.
+type scanState struct {
+	line int
+	ls   int64
+	skip bool
+}
+
+func (st scanState) at(off int64) Position {
+	return Position{Offset: off, Line: st.line, LineStart: st.ls, Skip: st.skip}
+}
+
+// region scans data (the file bytes at base) from p, counting lines up to
+// lim, for matches starting at q or later (q < p only inside the current
+// line) and before lim. It returns stop=true and the match start m when
+// emit refused a match.
+func (s *Scanner) region(r io.ReaderAt, size int64, data []byte, base int64, p, q, lim int, st *scanState, emit func(Match) bool) (m int, stop bool, err error) {
+	if !s.tuned {
+		s.tune(data)
+	}
+	s.reset()
+	for p < lim {
+		if st.skip {
+			i := bytes.IndexByte(data[p:lim], '\n')
+			if i < 0 {
+				return 0, false, nil
 			}
-			cur, line, win, first = ncur, nline, !last, false
-			if stop {
-				break
-			}
+			p += i + 1
+			st.line++
+			st.ls, st.skip, q = base+int64(p), false, p
 			continue
 		}
-		// At most maxLine bytes at a time, so a region of whole lines
-		// never holds a giant line.
-		step := int64(min(s.chunk, s.maxLine))
-		if err := s.fill(r, cur, int(min(step, limit-cur))); err != nil {
-			return Position{Offset: cur, Line: line}, cur - start, false, err
+		m := s.find(data, q)
+		if m < 0 || m >= lim {
+			s.countLines(data[p:lim], base+int64(p), st)
+			return 0, false, nil
 		}
-		data := s.buf[:min(int64(len(s.buf)), limit-cur, step)]
-		var region []byte
-		if cur+int64(len(data)) == size {
-			region = data
-		} else if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-			region = data[:i+1]
-		} else {
-			var giant bool
-			region, giant, err = s.extend(r, size, cur)
-			if err != nil {
-				return Position{Offset: cur, Line: line}, cur - start, false, err
-			}
-			if giant {
-				win, first = true, true
-				continue
-			}
+		if m > p {
+			s.countLines(data[p:m], base+int64(p), st)
 		}
-		s.reached += int64(len(region))
-		n, lines, stop := s.lines(region, cur, line, emit)
-		cur += int64(n)
-		line += lines
-		if stop {
-			break
+		text, ok, err := s.evidence(r, size, data, base, st.ls)
+		if err != nil {
+			return 0, false, err
 		}
+		if ok && !emit(Match{Line: st.line, Offset: st.ls, Text: text}) {
+			return m, true, nil
+		}
+		st.skip = true
+		p = max(p, m)
+		q = p
 	}
-	return Position{Offset: cur, Line: line}, cur - start, cur >= size, nil
+	return 0, false, nil
 }
+
+// countLines counts the newlines of b (the file bytes at off) into st.
+func (s *Scanner) countLines(b []byte, off int64, st *scanState) {
+	if n := bytes.Count(b, nl); n > 0 {
+		st.line += n
+		st.ls = off + int64(bytes.LastIndexByte(b, '\n')) + 1
+	}
+}
+
+var nl = []byte{'\n'}
 
 // fill makes s.buf hold the file bytes [off, off+n), keeping what it already
 // holds from off on; n must not reach past the end of the file.
@@ -208,7 +255,7 @@ func (s *Scanner) fill(r io.ReaderAt, off int64, n int) error {
 		}
 	}
 	if cap(s.buf) < n {
-		nb := make([]byte, have, max(n, min(2*cap(s.buf), s.maxLine+s.m.maxLen+s.chunk)))
+		nb := make([]byte, have, max(n, min(2*cap(s.buf), s.chunk+2*s.m.maxLen)))
 		copy(nb, s.buf)
 		s.buf = nb
 	}
@@ -223,109 +270,51 @@ func (s *Scanner) fill(r io.ReaderAt, off int64, n int) error {
 	return nil
 }
 
-// extend reads on from cur (a line start) until the end of that line. It
-// returns the line including its '\n' (or up to the end of the file), or
-// giant=true if the line's content is longer than s.maxLine.
-func (s *Scanner) extend(r io.ReaderAt, size, cur int64) (region []byte, giant bool, err error) {
-	searched := 0
-	for {
-		if i := bytes.IndexByte(s.buf[searched:], '\n'); i >= 0 {
-			if i += searched; i <= s.maxLine {
-				return s.buf[:i+1], false, nil
+// evidence returns the reported text of the line starting at ls: the line
+// without its '\n' and a trailing '\r', cut to MaxEvidenceBytes on a UTF-8
+// boundary. ok is false when that text is not valid UTF-8 (the line is
+// then not reported). The bytes come from data (the file bytes at base)
+// when it holds them, else from r.
+func (s *Scanner) evidence(r io.ReaderAt, size int64, data []byte, base, ls int64) (string, bool, error) {
+	want := min(int64(MaxEvidenceBytes+2), size-ls) // the text, a CR, a LF
+	var head []byte
+	if ls >= base && ls+want <= base+int64(len(data)) {
+		head = data[ls-base : ls-base+want]
+	} else {
+		var b [MaxEvidenceBytes + 2]byte
+		n, err := r.ReadAt(b[:want], ls)
+		if int64(n) < want {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
 			}
-			return nil, true, nil
+			return "", false, err
 		}
-		if len(s.buf) > s.maxLine {
-			return nil, true, nil
-		}
-		if cur+int64(len(s.buf)) == size {
-			return s.buf, false, nil
-		}
-		searched = len(s.buf)
-		n := int(min(int64(searched+max(s.chunk, searched)), int64(s.maxLine+1), size-cur))
-		if err := s.fill(r, cur, n); err != nil {
-			return nil, false, err
-		}
+		head = b[:n]
 	}
+	text, ok := Evidence(head, ls+int64(len(head)) == size)
+	return text, ok, nil
 }
 
-// lines reports the matching lines of region, which holds whole lines
-// starting at file offset base with number line; the last line ends with
-// '\n' unless it is the last line of the file. It returns the bytes and
-// lines consumed, and stop=true if emit asked to stop.
-func (s *Scanner) lines(region []byte, base int64, line int, emit func(Match) bool) (consumed, lines int, stop bool) {
-	if !s.tuned {
-		s.tune(region)
+// Evidence is the reported text of a line whose first bytes are head (all
+// of the line when it holds a '\n' or when atEOF): up to the first '\n',
+// without a trailing '\r', cut to MaxEvidenceBytes on a UTF-8 boundary;
+// ok is false when that text is not valid UTF-8.
+func Evidence(head []byte, atEOF bool) (string, bool) {
+	whole := atEOF
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head, whole = head[:i], true
 	}
-	s.reset()
-	p := 0 // start of the current line
-	for p < len(region) {
-		m := s.find(region, p)
-		if m < 0 {
-			break
+	if whole && len(head) > 0 && head[len(head)-1] == '\r' {
+		head = head[:len(head)-1]
+	}
+	if len(head) > MaxEvidenceBytes {
+		cut := MaxEvidenceBytes
+		for k := 0; k < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(head[cut]); k++ {
+			cut--
 		}
-		ls := p + bytes.LastIndexByte(region[p:m], '\n') + 1
-		lines += bytes.Count(region[p:ls], nl)
-		le := len(region)
-		if i := bytes.IndexByte(region[m:], '\n'); i >= 0 {
-			le = m + i
-		}
-		p = min(le+1, len(region))
-		text := region[ls:le]
-		if utf8.Valid(text) {
-			if !emit(Match{Line: line + lines, Offset: base + int64(ls), Text: evidence(text, false, true)}) {
-				return p, lines + 1, true
-			}
-		}
-		lines++
+		head = head[:cut]
 	}
-	if p < len(region) {
-		lines += bytes.Count(region[p:], nl)
-		if region[len(region)-1] != '\n' {
-			lines++ // last line of the file, without newline
-		}
-	}
-	return len(region), lines, false
-}
-
-var nl = []byte{'\n'}
-
-// window scans one window of a giant line starting at a (first: a is the
-// line start). It returns the next position, whether this was the line's
-// last window, and stop=true if emit asked to stop.
-func (s *Scanner) window(r io.ReaderAt, size, a int64, line int, first bool, emit func(Match) bool) (next int64, nline int, last, stop bool, err error) {
-	w := s.maxLine
-	want := int(min(int64(w+max(s.m.maxLen-1, 1)), size-a))
-	if err := s.fill(r, a, want); err != nil {
-		return a, line, false, false, err
-	}
-	data := s.buf[:want]
-	own, search := w, data
-	j := bytes.IndexByte(data, '\n')
-	switch {
-	case j >= 0 && j <= w:
-		last, own, search = true, j, data[:j]
-	case j < 0 && len(data) <= w: // a+len(data) == size
-		last, own = true, len(data)
-	case j >= 0:
-		search = data[:j]
-	}
-	s.reached += int64(len(search))
-	s.reset()
-	if s.findBefore(search, own) {
-		p := data[:own]
-		if validWindow(p, !first, !last) {
-			stop = !emit(Match{Line: line, Offset: a, Text: evidence(p, !first, last)})
-		}
-	}
-	if !last {
-		return a + int64(w), line, false, stop, nil
-	}
-	next = a + int64(own)
-	if j >= 0 {
-		next++
-	}
-	return next, line + 1, true, stop, nil
+	return string(head), utf8.Valid(head)
 }
 
 // anchor is the byte of a term the scan looks for first: its index in the
@@ -409,17 +398,6 @@ func (s *Scanner) find(buf []byte, from int) int {
 		}
 	}
 	return find(s.m.auto(), buf, from)
-}
-
-// findBefore reports whether a term occurrence in buf starts before own.
-func (s *Scanner) findBefore(buf []byte, own int) bool {
-	if !s.linear {
-		m := s.find(buf, 0)
-		if !s.linear {
-			return m >= 0 && m < own
-		}
-	}
-	return findBefore(s.m.auto(), buf, 0, own)
 }
 
 // workSlack is the comparison work a Scan call may do before the guard
@@ -507,52 +485,6 @@ func indexByteFrom(buf []byte, from int, c byte) int {
 		return from + j
 	}
 	return none
-}
-
-// evidence returns the reported text for a line (or window) p: with
-// midStart, leading continuation bytes of a rune cut by the window start are
-// dropped; with lineEnd a trailing '\r' is dropped, otherwise (a window cut
-// inside the line) a trailing incomplete rune is. The result is cut to
-// MaxEvidenceBytes on a rune boundary.
-func evidence(p []byte, midStart, lineEnd bool) string {
-	if midStart {
-		p = trimPartialHead(p)
-	}
-	if lineEnd {
-		if n := len(p); n > 0 && p[n-1] == '\r' {
-			p = p[:n-1]
-		}
-	} else {
-		p = trimPartialTail(p)
-	}
-	if len(p) > MaxEvidenceBytes {
-		cut := MaxEvidenceBytes
-		for cut > 0 && !utf8.RuneStart(p[cut]) {
-			cut--
-		}
-		p = p[:cut]
-	}
-	return string(p)
-}
-
-// validWindow reports whether p is valid UTF-8, tolerating a rune cut by
-// the window start (midStart) or end (midEnd).
-func validWindow(p []byte, midStart, midEnd bool) bool {
-	if midStart {
-		p = trimPartialHead(p)
-	}
-	if midEnd {
-		p = trimPartialTail(p)
-	}
-	return utf8.Valid(p)
-}
-
-// trimPartialHead drops up to 3 leading UTF-8 continuation bytes.
-func trimPartialHead(p []byte) []byte {
-	for i := 0; i < utf8.UTFMax-1 && len(p) > 0 && !utf8.RuneStart(p[0]); i++ {
-		p = p[1:]
-	}
-	return p
 }
 
 // trimPartialTail drops a trailing incomplete (but so far valid) UTF-8

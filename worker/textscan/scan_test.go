@@ -23,22 +23,27 @@ func lowerASCII(b []byte) []byte {
 	return out
 }
 
-func refEvidence(p []byte) string {
-	var out []byte
-	for len(p) > 0 {
-		_, n := utf8.DecodeRune(p)
-		if len(out)+n > MaxEvidenceBytes {
-			break
+// refEvidence is the evidence of a whole line (without its '\n'): a
+// trailing CR dropped, the rest cut to MaxEvidenceBytes without splitting
+// the rune at the cut.
+func refEvidence(ln []byte) (string, bool) {
+	ln = bytes.TrimSuffix(ln, []byte("\r"))
+	if len(ln) > MaxEvidenceBytes {
+		cut := MaxEvidenceBytes - 3
+		for k := 0; k <= 3; k++ {
+			if utf8.RuneStart(ln[MaxEvidenceBytes-k]) {
+				cut = MaxEvidenceBytes - k
+				break
+			}
 		}
-		out = append(out, p[:n]...)
-		p = p[n:]
+		ln = ln[:cut]
 	}
-	return string(out)
+	return string(ln), utf8.Valid(ln)
 }
 
 // reference scans text the slow way: split lines, bytes.Contains on folded
-// copies; lines longer than w are cut into windows as documented.
-func reference(text []byte, terms []string, fold bool, w int) []Match {
+// copies.
+func reference(text []byte, terms []string, fold bool) []Match {
 	var ft [][]byte
 	for _, t := range terms {
 		b := []byte(t)
@@ -61,51 +66,12 @@ func reference(text []byte, terms []string, fold bool, w int) []Match {
 		if fold {
 			hay = lowerASCII(ln)
 		}
-		if len(ln) <= w {
-			hit := false
-			for _, t := range ft {
-				hit = hit || bytes.Contains(hay, t)
-			}
-			if hit && utf8.Valid(ln) {
-				out = append(out, Match{Line: line, Offset: int64(off), Text: refEvidence(bytes.TrimSuffix(ln, []byte("\r")))})
-			}
-		} else {
-			for a := 0; a < len(ln); a += w {
-				b := min(a+w, len(ln))
-				lastW := b == len(ln)
-				hit := false
-				for _, t := range ft {
-					for st := a; st < b; st++ {
-						if bytes.HasPrefix(hay[st:], t) {
-							hit = true
-						}
-					}
-				}
-				if !hit {
-					continue
-				}
-				own := ln[a:b]
-				if a > 0 {
-					for k := 0; k < 3 && len(own) > 0 && own[0]&0xC0 == 0x80; k++ {
-						own = own[1:]
-					}
-				}
-				if lastW {
-					own = bytes.TrimSuffix(own, []byte("\r"))
-				} else {
-					for k := 1; k <= 3 && k <= len(own); k++ {
-						if tail := own[len(own)-k:]; utf8.RuneStart(tail[0]) {
-							if !utf8.FullRune(tail) {
-								own = own[:len(own)-k]
-							}
-							break
-						}
-					}
-				}
-				if utf8.Valid(own) {
-					out = append(out, Match{Line: line, Offset: int64(off + a), Text: refEvidence(own)})
-				}
-			}
+		hit := false
+		for _, t := range ft {
+			hit = hit || bytes.Contains(hay, t)
+		}
+		if txt, ok := refEvidence(ln); hit && ok {
+			out = append(out, Match{Line: line, Offset: int64(off), Text: txt})
 		}
 		off, line = nextOff, line+1
 	}
@@ -114,7 +80,7 @@ func reference(text []byte, terms []string, fold bool, w int) []Match {
 
 // ---- helpers ----
 
-func newTestScanner(t testing.TB, terms []string, fold bool, chunk, maxLine int) *Scanner {
+func newTestScanner(t testing.TB, terms []string, fold bool, chunk int) *Scanner {
 	t.Helper()
 	m, err := NewMatcher(terms, fold)
 	if err != nil {
@@ -124,16 +90,15 @@ func newTestScanner(t testing.TB, terms []string, fold bool, chunk, maxLine int)
 	if chunk > 0 {
 		s.chunk = chunk
 	}
-	if maxLine > 0 {
-		s.maxLine = maxLine
-	}
 	return s
 }
 
-// scanAll runs successive Scan calls with the given budget until done,
-// checking the resume invariants, and returns all matches.
+// scanAll runs successive Scan calls with the given budget (at least the
+// longest term) until done, checking the resume invariants, and returns
+// all matches.
 func scanAll(t testing.TB, s *Scanner, text []byte, budget int64) []Match {
 	t.Helper()
+	budget = max(budget, int64(s.m.MaxTermLen()))
 	r := bytes.NewReader(text)
 	size := int64(len(text))
 	var got []Match
@@ -142,15 +107,15 @@ func scanAll(t testing.TB, s *Scanner, text []byte, budget int64) []Match {
 		if calls > len(text)+2 {
 			t.Fatalf("no progress: %d calls for %d bytes", calls, len(text))
 		}
-		next, scanned, done, err := s.Scan(r, size, pos, budget, func(m Match) bool {
+		next, scanned, done, stopped, err := s.Scan(r, size, pos, budget, func(m Match) bool {
 			got = append(got, m)
 			return true
 		})
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || stopped {
+			t.Fatal(err, stopped)
 		}
-		if scanned != next.Offset-pos.Offset {
-			t.Fatalf("scanned %d, moved %d", scanned, next.Offset-pos.Offset)
+		if scanned > budget {
+			t.Fatalf("scanned %d bytes with a budget of %d", scanned, budget)
 		}
 		if done {
 			if next.Offset != size {
@@ -158,20 +123,23 @@ func scanAll(t testing.TB, s *Scanner, text []byte, budget int64) []Match {
 			}
 			return got
 		}
-		if scanned <= 0 {
-			t.Fatalf("no progress from %+v", pos)
+		if next.Offset <= pos.Offset {
+			t.Fatalf("no progress from %+v to %+v", pos, next)
 		}
-		if next.Offset > 0 && text[next.Offset-1] != '\n' {
-			// Only allowed inside a giant line, at a window boundary.
-			ls := bytes.LastIndexByte(text[:next.Offset], '\n') + 1
-			if (next.Offset-int64(ls))%int64(s.maxLine) != 0 {
-				t.Fatalf("resume at %d: not a line start nor a window boundary", next.Offset)
-			}
-		}
-		if want := 1 + bytes.Count(text[:next.Offset], []byte("\n")); next.Line != want {
-			t.Fatalf("resume at %d: line %d, want %d", next.Offset, next.Line, want)
-		}
+		checkPosition(t, text, next)
 		pos = next
+	}
+}
+
+// checkPosition checks that p's line number and line start are those of
+// its offset.
+func checkPosition(t testing.TB, text []byte, p Position) {
+	t.Helper()
+	if want := 1 + bytes.Count(text[:p.Offset], []byte("\n")); p.Line != want {
+		t.Fatalf("resume at %d: line %d, want %d", p.Offset, p.Line, want)
+	}
+	if want := int64(bytes.LastIndexByte(text[:p.Offset], '\n') + 1); p.LineStart != want {
+		t.Fatalf("resume at %d: line start %d, want %d", p.Offset, p.LineStart, want)
 	}
 }
 
@@ -242,7 +210,7 @@ func TestMatchString(t *testing.T) {
 }
 
 func TestScanCases(t *testing.T) {
-	long := strings.Repeat("é", 200) // 400 bytes
+	long := strings.Repeat("é", 600) // 1200 bytes
 	for _, tc := range []struct {
 		name  string
 		terms []string
@@ -268,9 +236,13 @@ func TestScanCases(t *testing.T) {
 			[]Match{{1, 0, "win"}, {3, 8, "win"}}},
 		{"inner CR kept", []string{"a"}, false, "a\rb\r\n", []Match{{1, 0, "a\rb"}}},
 		{"evidence cut on rune boundary", []string{"x"}, false, "x" + long + "\n",
-			[]Match{{1, 0, "x" + strings.Repeat("é", 119)}}},
-		{"evidence exact", []string{"x"}, false, strings.Repeat("x", 240) + "\r\n",
-			[]Match{{1, 0, strings.Repeat("x", 240)}}},
+			[]Match{{1, 0, "x" + strings.Repeat("é", 511)}}},
+		{"evidence exact", []string{"x"}, false, strings.Repeat("x", 1024) + "\r\n",
+			[]Match{{1, 0, strings.Repeat("x", 1024)}}},
+		{"evidence cut before a CR", []string{"x"}, false, strings.Repeat("x", 1025) + "\r\n",
+			[]Match{{1, 0, strings.Repeat("x", 1024)}}},
+		{"invalid after the evidence kept", []string{"x"}, false, strings.Repeat("x", 1030) + "\xff\n",
+			[]Match{{1, 0, strings.Repeat("x", 1024)}}},
 		{"invalid line skipped alone", []string{"key"}, false,
 			"key ok\nkey \xff bad\nkey ok2\n\xfe no match\n",
 			[]Match{{1, 0, "key ok"}, {3, 17, "key ok2"}}},
@@ -280,11 +252,11 @@ func TestScanCases(t *testing.T) {
 		{"term at end", []string{"ab"}, true, "xxAB", []Match{{1, 0, "xxAB"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if ref := reference([]byte(tc.text), tc.terms, tc.fold, MaxLineBytes); !reflect.DeepEqual(ref, tc.want) && !(len(ref) == 0 && len(tc.want) == 0) {
+			if ref := reference([]byte(tc.text), tc.terms, tc.fold); !reflect.DeepEqual(ref, tc.want) && !(len(ref) == 0 && len(tc.want) == 0) {
 				t.Fatalf("reference disagrees with table: %+v", ref)
 			}
-			for _, budget := range []int64{1, 3, 1 << 30} {
-				s := newTestScanner(t, tc.terms, tc.fold, 0, 0)
+			for _, budget := range []int64{1, 3, 100, 1 << 30} {
+				s := newTestScanner(t, tc.terms, tc.fold, 0)
 				checkMatches(t, scanAll(t, s, []byte(tc.text), budget), tc.want)
 			}
 		})
@@ -318,7 +290,7 @@ func TestLooksBinary(t *testing.T) {
 			t.Errorf("%s: LooksBinary = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	s := newTestScanner(t, []string{"x"}, false, 0, 0)
+	s := newTestScanner(t, []string{"x"}, false, 0)
 	text := []byte("a\x00\xff\n")
 	if bin, err := s.IsBinary(bytes.NewReader(text), int64(len(text))); err != nil || !bin {
 		t.Errorf("IsBinary = %v, %v", bin, err)
@@ -350,9 +322,9 @@ var termSets = [][]string{
 	{"qux", "日本", "x y", "\xff", "é"}, {"oo", "Fo", "BA", "r\r"[:1]},
 }
 
-// TestResumeExact checks that for many budgets, chunk sizes and line caps
-// the union of successive Scan calls equals one unbounded scan and the naive
-// reference, without duplicates.
+// TestResumeExact checks that for many budgets and chunk sizes the union
+// of successive Scan calls equals one unbounded scan and the naive
+// reference, without duplicates, and that no call reads past its budget.
 func TestResumeExact(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	budgets := []int64{1, 2, 3, 7, 64, 1000, 1 << 40}
@@ -360,105 +332,92 @@ func TestResumeExact(t *testing.T) {
 		text := randText(rng, 1+rng.Intn(3000))
 		terms := termSets[rng.Intn(len(termSets))]
 		fold := rng.Intn(2) == 0
-		for _, maxLine := range []int{8, 61, MaxLineBytes} {
-			want := reference(text, terms, fold, maxLine)
-			for _, chunk := range []int{1, 5, 64, readChunk} {
-				s := newTestScanner(t, terms, fold, chunk, maxLine)
-				s.alwaysLinear = iter%2 == 1 // the automaton alone
-				full := scanAll(t, s, text, 1<<40)
-				checkMatches(t, full, want)
-				for _, b := range budgets {
-					got := scanAll(t, s, text, b)
-					if !reflect.DeepEqual(got, full) {
-						t.Fatalf("iter %d terms %q fold %v maxLine %d chunk %d budget %d:\n got %+v\nfull %+v",
-							iter, terms, fold, maxLine, chunk, b, got, full)
-					}
+		want := reference(text, terms, fold)
+		for _, chunk := range []int{1, 5, 64, readChunk} {
+			s := newTestScanner(t, terms, fold, chunk)
+			s.alwaysLinear = iter%2 == 1 // the automaton alone
+			full := scanAll(t, s, text, 1<<40)
+			checkMatches(t, full, want)
+			for _, b := range budgets {
+				got := scanAll(t, s, text, b)
+				if !reflect.DeepEqual(got, full) {
+					t.Fatalf("iter %d terms %q fold %v chunk %d budget %d:\n got %+v\nfull %+v",
+						iter, terms, fold, chunk, b, got, full)
 				}
 			}
 		}
 	}
 }
 
+// TestEmitStop: a match emit refuses is found again, at the same line, by
+// the call that resumes from where Scan stopped.
 func TestEmitStop(t *testing.T) {
 	text := []byte("m1\nx\nm2\nm3\r\nx\nm4")
-	s := newTestScanner(t, []string{"m"}, false, 0, 0)
+	s := newTestScanner(t, []string{"m"}, false, 0)
 	r := bytes.NewReader(text)
 	var got []Match
 	pos := Position{}
-	for {
-		n := 0
-		next, _, done, err := s.Scan(r, int64(len(text)), pos, 1<<20, func(m Match) bool {
+	refuse := true
+	for calls := 0; calls < 20; calls++ {
+		var refused *Match
+		next, _, done, stopped, err := s.Scan(r, int64(len(text)), pos, 1<<20, func(m Match) bool {
+			if refuse {
+				refuse, refused = false, &m
+				return false
+			}
+			refuse = true
 			got = append(got, m)
-			n++
-			return false
+			return true
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !done && n != 1 {
-			t.Fatalf("emitted %d before stop", n)
+		if stopped != (refused != nil) {
+			t.Fatalf("stopped=%v, refused %v", stopped, refused)
 		}
-		if n == 1 {
-			last := got[len(got)-1]
-			if wantOff := last.Offset + int64(bytes.IndexByte(text[last.Offset:], '\n')) + 1; !done && next.Offset != wantOff {
-				t.Fatalf("stopped at %+v, want offset %d", next, wantOff)
+		if stopped {
+			checkPosition(t, text, next)
+			if next.LineStart != refused.Offset {
+				t.Fatalf("stopped at %+v, want the line at %d", next, refused.Offset)
 			}
 		}
 		if done {
-			break
+			checkMatches(t, got, []Match{{1, 0, "m1"}, {3, 5, "m2"}, {4, 8, "m3"}, {6, 14, "m4"}})
+			return
 		}
 		pos = next
 	}
-	checkMatches(t, got, []Match{{1, 0, "m1"}, {3, 5, "m2"}, {4, 8, "m3"}, {6, 14, "m4"}})
+	t.Fatal("no end after 20 calls")
 }
 
-// TestGiantLine uses the real MaxLineBytes: a 2.5 MiB line with matches
-// straddling the window boundaries is reported once per window containing
-// a match start, never twice for one occurrence.
-func TestGiantLine(t *testing.T) {
-	w := MaxLineBytes
-	line := bytes.Repeat([]byte("abcdefgh"), (5*w/2)/8)
-	copy(line[w-3:], "NEEDLE")    // starts in window 0, straddles into window 1
-	copy(line[2*w+10:], "NEEDLE") // window 2
+// TestLongLine: a line longer than several read buffers, with matches
+// straddling the buffer edges, is reported once, with the evidence of its
+// start, whatever the budget; and the budget is never overrun.
+func TestLongLine(t *testing.T) {
+	line := bytes.Repeat([]byte("abcdefgh"), (5*readChunk/2)/8)
+	copy(line[readChunk-3:], "NEEDLE")   // straddles the first buffer's edge
+	copy(line[2*readChunk+10:], "NEEDLE") // later in the same line
 	text := append([]byte("first NEEDLE\n"), line...)
 	text = append(text, "\nlast NEEDLE\n"...)
 	want := []Match{
 		{1, 0, "first NEEDLE"},
 		{2, 13, string(line[:MaxEvidenceBytes])},
-		{2, 13 + 2*int64(w), string(line[2*w : 2*w+MaxEvidenceBytes])},
 		{3, int64(13 + len(line) + 1), "last NEEDLE"},
 	}
-	checkMatches(t, reference(text, []string{"NEEDLE"}, true, w), want)
-	for _, b := range []int64{1, 1000, int64(w), 1 << 40} {
-		s := newTestScanner(t, []string{"needle"}, true, 0, 0)
+	checkMatches(t, reference(text, []string{"NEEDLE"}, true), want)
+	for _, b := range []int64{700, 16384, readChunk, 1 << 40} {
+		s := newTestScanner(t, []string{"needle"}, true, 0)
 		checkMatches(t, scanAll(t, s, text, b), want)
-		if cap(s.buf) > 2*w+readChunk {
+		if cap(s.buf) > 2*readChunk+2*maxTermBytes {
 			t.Fatalf("buffer grew to %d", cap(s.buf))
 		}
 	}
-}
-
-func TestGiantLineSmallWindows(t *testing.T) {
-	// Window size 8, term "xyz": an occurrence straddling a window
-	// boundary is reported by the window it starts in only.
-	text := []byte("0123456xyz0123456789abcdefxyz\nshort xyz\n")
-	want := []Match{
-		{1, 0, "0123456x"},
-		{1, 24, "efxyz"},
-		{2, 30, "short xy"}, // 9 bytes > 8: a giant line too
-	}
-	checkMatches(t, reference(text, []string{"xyz"}, false, 8), want)
-	for _, b := range []int64{1, 2, 9, 100} {
-		s := newTestScanner(t, []string{"xyz"}, false, 3, 8)
-		checkMatches(t, scanAll(t, s, text, b), want)
-	}
-	// A rune cut by a window edge does not make the window invalid, and
-	// evidence never splits it.
-	text = []byte("xyzaaaaéxyzbbbb\nxyz\xffbbbbbbb\n")
-	want = []Match{{1, 0, "xyzaaaa"}, {1, 8, "xyzbbbb"}}
-	checkMatches(t, reference(text, []string{"xyz"}, false, 8), want)
-	s := newTestScanner(t, []string{"xyz"}, false, 0, 8)
-	checkMatches(t, scanAll(t, s, text, 1), want)
+	// Only the end of the line matches: pages that find nothing until the
+	// one whose bytes hold the match.
+	line = bytes.Repeat([]byte("x"), 600000)
+	copy(line[len(line)-6:], "needle")
+	s := newTestScanner(t, []string{"needle"}, false, 0)
+	checkMatches(t, scanAll(t, s, line, 16384), []Match{{1, 0, string(line[:MaxEvidenceBytes])}})
 }
 
 func FuzzScan(f *testing.F) {
@@ -479,13 +438,13 @@ func FuzzScan(f *testing.F) {
 		if len(terms) == 0 {
 			return
 		}
-		maxLine := MaxLineBytes
+		chunk := readChunk
 		if small {
-			maxLine = 16
+			chunk = 7
 		}
-		want := reference(text, terms, fold, maxLine)
+		want := reference(text, terms, fold)
 		for _, linear := range []bool{false, true} {
-			s := newTestScanner(t, terms, fold, 7, maxLine)
+			s := newTestScanner(t, terms, fold, chunk)
 			s.alwaysLinear = linear
 			checkMatches(t, scanAll(t, s, text, 1<<40), want)
 			checkMatches(t, scanAll(t, s, text, int64(budget)), want)
@@ -531,7 +490,7 @@ func TestTuneAnchor(t *testing.T) {
 		}
 		s := NewScanner(m)
 		var got []Match
-		_, _, done, err := s.Scan(bytes.NewReader(text), int64(len(text)), Position{}, 1<<30, func(mt Match) bool {
+		_, _, done, _, err := s.Scan(bytes.NewReader(text), int64(len(text)), Position{}, 1<<30, func(mt Match) bool {
 			got = append(got, mt)
 			return true
 		})
