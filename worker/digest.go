@@ -66,7 +66,7 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 		return "", toolErrorf("cannot read the file to bind its cursor")
 	}
 	if guard.Changed() {
-		return "", errChangedReading()
+		return "", errChangedWhileReading
 	}
 	if err := changedSince(osFile{f}, id); err != nil {
 		return "", err
@@ -79,5 +79,5 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 // hashBudgetError is the actionable error for a call that would hash more
 // uncached bytes than --max-cursor-hash-bytes allows.
 func hashBudgetError(limit int64) error {
-	return toolErrorf("this call needs more than --max-cursor-hash-bytes (%d) of uncached hashing; narrow the path or raise --max-cursor-hash-bytes", limit)
+	return toolErrorf("deterministic cursor hashing exceeds the configured byte ceiling")
 }

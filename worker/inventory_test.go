@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +16,8 @@ import (
 // the items' evidence in order.
 func searchPages(t *testing.T, r *Root, query string) []string {
 	t.Helper()
-	a := searchTextArgs{Query: query}
+	q, _ := json.Marshal(query)
+	a := searchArgs{Query: q}
 	var got []string
 	for range 1000 {
 		p, err := r.searchText(context.Background(), a)
@@ -28,7 +30,7 @@ func searchPages(t *testing.T, r *Root, query string) []string {
 		if p.next == nil {
 			return got
 		}
-		a.Cursor = *p.next
+		a.Cursor, _ = json.Marshal(*p.next)
 	}
 	t.Fatal("no end after 1000 pages")
 	return nil
@@ -130,11 +132,15 @@ func TestInventorySwappedScope(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := r.openSearch(context.Background(), "search_text", searchTextArgs{Query: "needle", Path: "a/d"})
+			c, err := checkSearch("search_text", searchArgs{Query: json.RawMessage(`"needle"`), Path: "a/d"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.d.Close()
+			s, err := r.openSearch(context.Background(), c, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.close()
 			before := s.d
 			tc.swap()
 			inv, err := r.scopeInventory(context.Background(), s)

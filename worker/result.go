@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -94,11 +95,13 @@ func escapedLen(b []byte) int {
 	return n
 }
 
-// fitter packs items into a page under the result ceiling.
+// fitter packs items into a page under the result ceiling, digesting the
+// bytes each item contributes to the page's content_hash.
 type fitter struct {
 	ceiling int
 	used    int // conservative running estimate
 	items   []json.RawMessage
+	digest  hash.Hash
 }
 
 // envelopeReserve covers the page's fixed parts (keys, a cursor, the hash)
@@ -109,33 +112,38 @@ const envelopeReserve = 2*cursorReserve + 600
 const cursorReserve = 1024
 
 func newFitter(ceiling int64) *fitter {
-	return &fitter{ceiling: int(ceiling), used: envelopeReserve + metaReserve}
+	return &fitter{ceiling: int(ceiling), used: envelopeReserve + metaReserve, digest: sha256.New()}
 }
 
 // cost is the estimated cost of one more item.
 func itemCost(b []byte) int { return len(b) + 1 + escapedLen(b) + 2 }
 
-// add appends the item if it fits and reports whether it did.
-func (f *fitter) add(b []byte) bool {
+// add appends the item b if it fits, digesting hashed (the item's bytes as
+// the contract's content_hash counts them), and reports whether it did.
+func (f *fitter) add(b, hashed []byte) bool {
 	c := itemCost(b)
 	if f.used+c > f.ceiling {
 		return false
 	}
 	f.used += c
 	f.items = append(f.items, json.RawMessage(b))
+	f.digest.Write(hashed)
 	return true
 }
+
+// hash is the page's content_hash: the digest of what the items added.
+func (f *fitter) hash() string { return hashString(f.digest) }
 
 // room is what one more item may cost.
 func (f *fitter) room() int { return f.ceiling - f.used }
 
-// finish renders the page with the given cursor and hash, checking the real
-// size; it fails only if the estimate was wrong, which is a bug.
-func (f *fitter) finish(next *string, hash string) (*mcp.CallToolResult, error) {
+// finish renders the page with the given cursor, checking the real size;
+// it fails only if the estimate was wrong, which is a bug.
+func (f *fitter) finish(next *string) (*mcp.CallToolResult, error) {
 	if next != nil && len(*next) > cursorReserve {
 		return nil, fmt.Errorf("cursor of %d bytes exceeds its reserve", len(*next))
 	}
-	b := renderPage(f.items, next, hash)
+	b := renderPage(f.items, next, f.hash())
 	if n := resultSize(b); n > f.ceiling {
 		return nil, fmt.Errorf("page of %d bytes exceeds the ceiling %d", n, f.ceiling)
 	}
@@ -143,8 +151,8 @@ func (f *fitter) finish(next *string, hash string) (*mcp.CallToolResult, error) 
 }
 
 // renderPage writes the page envelope around items that are already
-// compact JSON. Cursors are base64url and hashes hex, so neither needs
-// escaping.
+// compact JSON. Cursors are base64url and dots, and hashes "sha256:" and
+// hex, so neither needs escaping.
 func renderPage(items []json.RawMessage, next *string, hash string) []byte {
 	n := 64 + len(hash)
 	for _, it := range items {
@@ -174,22 +182,13 @@ func renderPage(items []json.RawMessage, next *string, hash string) []byte {
 	return append(b, `"}`...)
 }
 
-func sha256Hex(b []byte) string {
+// contentHash is the content_hash of b: "sha256:" and the SHA-256 of b in
+// lowercase hex.
+func contentHash(b []byte) string {
 	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
+	return hashPrefix + hex.EncodeToString(s[:])
 }
 
-// itemsHash is the content hash of a listing page: SHA-256 of the items
-// array exactly as it appears in structuredContent.
-func itemsHash(items []json.RawMessage) string {
-	h := sha256.New()
-	h.Write([]byte{'['})
-	for i, it := range items {
-		if i > 0 {
-			h.Write([]byte{','})
-		}
-		h.Write(it)
-	}
-	h.Write([]byte{']'})
-	return hex.EncodeToString(h.Sum(nil))
-}
+func hashString(h hash.Hash) string { return hashPrefix + hex.EncodeToString(h.Sum(nil)) }
+
+const hashPrefix = "sha256:"

@@ -1,12 +1,9 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/fsmcp/fsmcp/worker/toolset"
@@ -43,131 +40,91 @@ type toolDef struct {
 
 var privateMeta = mcp.Meta{"io.modelcontextprotocol/cacheScope": "private"}
 
-func readOnly() *mcp.ToolAnnotations {
-	f := false
-	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
+// annotations are the contract's hints: every tool works on the root alone;
+// the read tools change nothing, the write tool replaces a file (the same
+// call twice leaves the same file).
+func annotations(title string, write bool) *mcp.ToolAnnotations {
+	f, t := false, true
+	if write {
+		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: true, OpenWorldHint: &f}
+	}
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, DestructiveHint: &f, IdempotentHint: true, OpenWorldHint: &f}
+}
+
+// tool builds a tool definition and its handler; the handler decodes
+// arguments against the input schema before h sees them.
+func tool[A any](name, title, desc string, write bool, input, output string, h func(context.Context, A) (*mcp.CallToolResult, error)) toolDef {
+	t := &mcp.Tool{
+		Name:         name,
+		Title:        title,
+		Description:  desc,
+		InputSchema:  json.RawMessage(input),
+		OutputSchema: json.RawMessage(output),
+		Annotations:  annotations(title, write),
+		Meta:         privateMeta,
+	}
+	return toolDef{t, adapt(schemaOf(name, t.InputSchema.(json.RawMessage)), h)}
 }
 
 func (r *Root) tools() []toolDef {
-	f, t := false, true
 	return []toolDef{
-		{&mcp.Tool{
-			Name:        toolset.ListDirectory,
-			Description: "List the served entries directly under a directory of the root (path \"\" is the root), sorted by path. A directory is listed only when it holds a served file. Follow next_cursor until it is null.",
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{` +
-				`"path":{"type":"string","description":"Relative directory; empty or . for the root."},` + pagingProps + `}}`),
-			OutputSchema: pageSchema(`{"type":"object","properties":{"path":{"type":"string"},"type":{"type":"string","enum":["file","directory"]}},"required":["path","type"]}`),
-			Annotations:  readOnly(),
-			Meta:         privateMeta,
-		}, typed(r.listDirectory)},
-		{&mcp.Tool{
-			Name:        toolset.SearchFiles,
-			Description: "Find served files whose relative path contains a literal substring (query) or any of up to 16 (any_of), sorted by path. case_insensitive folds ASCII letters only.",
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{` + termProps +
-				`,"path":{"type":"string","description":"Only search below this relative directory."},` + pagingProps + `}}`),
-			OutputSchema: pageSchema(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
-			Annotations:  readOnly(),
-			Meta:         privateMeta,
-		}, typed(r.searchFiles)},
-		{&mcp.Tool{
-			Name:        toolset.SearchText,
-			Description: "Find lines of served UTF-8 files that contain a literal substring (query) or any of up to 16 (any_of). Items give path, 1-based line and the line's text (cut to a bounded length). A page may be empty yet carry next_cursor when scanning needs another call.",
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{` + termProps +
-				`,"path":{"type":"string","description":"Only search below this relative directory."},` + pagingProps + `}}`),
-			OutputSchema: pageSchema(`{"type":"object","properties":{"path":{"type":"string"},"line":{"type":"integer"},"text":{"type":"string"}},"required":["path","line","text"]}`),
-			Annotations:  readOnly(),
-			Meta:         privateMeta,
-		}, typed(r.searchText)},
-		{&mcp.Tool{
-			Name:        toolset.ReadTextFile,
-			Description: "Read a served UTF-8 file in pages of exact byte chunks; concatenating every item's text reproduces the file (or, with start_line, the file from that line on). byte_offset is absolute in the file.",
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{` +
-				`"path":{"type":"string","description":"Relative path of the file."},` +
-				`"start_line":{"type":"integer","minimum":1,"description":"1-based line to start from on the first page."},` + pagingProps + `}}`),
-			OutputSchema: pageSchema(`{"type":"object","properties":{"byte_offset":{"type":"integer"},"text":{"type":"string"}},"required":["byte_offset","text"]}`),
-			Annotations:  readOnly(),
-			Meta:         privateMeta,
-		}, typed(r.readTextFile)},
-		{&mcp.Tool{
-			Name:        toolset.WriteTextFile,
-			Description: "Create or replace one file directly in the root, atomically, with the given UTF-8 text. path is one lowercase basename; the file must be one this root serves.",
-			InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path","content"],"properties":{` +
-				`"path":{"type":"string","description":"One lowercase basename in the root."},` +
-				`"content":{"type":"string","description":"The complete new contents."}}}`),
-			OutputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"bytes":{"type":"integer"},"content_hash":{"type":"string"}},"required":["path","bytes","content_hash"]}`),
-			Annotations:  &mcp.ToolAnnotations{DestructiveHint: &t, IdempotentHint: true, OpenWorldHint: &f},
-			Meta:         privateMeta,
-		}, rawTyped(r.writeTextFile)},
+		tool(toolset.ListDirectory, "List directory",
+			"List the files and directories directly under a directory of the root (path \"\" or \".\" is the root), sorted by name. A directory is listed when it holds a served file. Follow next_cursor until it is null.",
+			false, `{"type":"object","additionalProperties":false,"properties":{`+
+				`"path":{"type":"string","maxLength":1024,"description":"Relative directory; \"\" or \".\" for the root."},`+pagingProps+`}}`,
+			pageSchema(`{"type":"object","properties":{"name":{"type":"string"},"kind":{"type":"string","enum":["file","directory"]},"path":{"type":"string"}},"required":["name","kind","path"]}`),
+			paged(r.listDirectory)),
+		tool(toolset.SearchFiles, "Search files",
+			"Find served files whose relative path contains a literal text (query), or any of up to 16 (any_of), sorted by path. case_insensitive folds ASCII letters only. Follow next_cursor until it is null.",
+			false, `{"type":"object","additionalProperties":false,"properties":{`+termProps+
+				`,"path":{"type":"string","maxLength":1024,"description":"Only search below this relative directory."},`+pagingProps+`}}`,
+			pageSchema(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+			paged(r.searchFiles)),
+		tool(toolset.SearchText, "Search text",
+			"Find lines of served UTF-8 files that contain a literal text (query), or any of up to 16 (any_of). Each item gives the path, the 1-based line number and the line (at most 1024 bytes of it). A page may be empty and still carry next_cursor when more of the files remain to be scanned: follow it until it is null.",
+			false, `{"type":"object","additionalProperties":false,"properties":{`+termProps+
+				`,"path":{"type":"string","maxLength":1024,"description":"Only search this file, or below this relative directory."},`+pagingProps+`}}`,
+			pageSchema(`{"type":"object","properties":{"path":{"type":"string"},"line":{"type":"integer"},"text":{"type":"string"}},"required":["path","line","text"]}`),
+			paged(r.searchText)),
+		tool(toolset.ReadTextFile, "Read text file",
+			"Read a served UTF-8 file as exact chunks of its bytes; joining every item's text over all pages gives the file (or, with start_line, the file from that line on). byte_offset is the chunk's offset in the file. Follow next_cursor until it is null.",
+			false, `{"type":"object","additionalProperties":false,"required":["path"],"properties":{`+
+				`"path":{"type":"string","minLength":1,"maxLength":1024,"description":"Relative path of the file."},`+
+				`"start_line":{"type":"integer","minimum":1,"description":"1-based line to start reading from."},`+
+				`"cursor":{"type":"string","description":"next_cursor of the previous page, exactly as returned."},`+
+				`"limit":{"type":"integer","minimum":1,"maximum":`+strconv.Itoa(r.readLimit())+`,"description":"Most chunks on this page."}}}`,
+			pageSchema(`{"type":"object","properties":{"byte_offset":{"type":"integer"},"text":{"type":"string"}},"required":["byte_offset","text"]}`),
+			paged(r.readTextFile)),
+		tool(toolset.WriteTextFile, "Write text file",
+			"Create or replace one file directly in the root, atomically, with the given UTF-8 text. path is one lowercase basename that this root serves; an existing file must be a regular file this server may write.",
+			true, `{"type":"object","additionalProperties":false,"required":["path","content"],"properties":{`+
+				`"path":{"type":"string","description":"One lowercase basename in the root."},`+
+				`"content":{"type":"string","description":"The complete new contents."}}}`,
+			`{"type":"object","properties":{"path":{"type":"string"},"bytes":{"type":"integer"},"content_hash":{"type":"string"}},"required":["path","bytes","content_hash"]}`,
+			written(r.writeTextFile)),
 	}
 }
 
-const pagingProps = `"cursor":{"type":"string","description":"next_cursor from the previous page, exactly as returned."},` +
-	`"limit":{"type":"integer","minimum":1,"description":"Most items on this page."}`
+const pagingProps = `"cursor":{"type":"string","description":"next_cursor of the previous page, exactly as returned."},` +
+	`"limit":{"type":"integer","minimum":1,"description":"Most items on this page (at most 200 are returned)."}`
 
-const termProps = `"query":{"type":"string","description":"Literal substring."},` +
-	`"any_of":{"type":"array","items":{"type":"string"},"maxItems":16,"description":"Match any of these literal substrings."},` +
+const termProps = `"query":{"type":"string","minLength":1,"description":"Literal text to find (one line, at most 256 bytes)."},` +
+	`"any_of":{"type":"array","items":{"type":"string","minLength":1},"minItems":1,"maxItems":16,"description":"Find any of these literal texts."},` +
 	`"case_insensitive":{"type":"boolean","description":"Fold ASCII letters on both sides."}`
 
-func pageSchema(item string) json.RawMessage {
-	return json.RawMessage(`{"type":"object","required":["items","next_cursor","content_hash"],"properties":{` +
+func pageSchema(item string) string {
+	return `{"type":"object","required":["items","next_cursor","content_hash"],"properties":{` +
 		`"items":{"type":"array","items":` + item + `},` +
 		`"next_cursor":{"type":["string","null"]},` +
-		`"content_hash":{"type":"string","description":"SHA-256 (hex) of what this page returned."}}}`)
+		`"content_hash":{"type":"string","pattern":"^sha256:[0-9a-f]{64}$","description":"sha256: and the SHA-256 (hex) of what this page returned."}}}`
 }
 
-// decodeArgs decodes a tool's arguments strictly: unknown fields and
-// trailing data are refused.
-func decodeArgs(raw json.RawMessage, into any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		return toolErrorf("invalid arguments: %s", argError(err))
-	}
-	if dec.More() {
-		return toolErrorf("invalid arguments: trailing data")
-	}
-	return nil
-}
-
-func argError(err error) string {
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &te) && te.Field == "":
-		return "the arguments must be a JSON object"
-	case errors.As(err, &te) && te.Field == "any_of":
-		return "any_of must be an array of strings" // the only array argument
-	case errors.As(err, &te):
-		return fmt.Sprintf("%s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return "unknown argument " + name
-	}
-	return err.Error()
-}
-
-func jsonKind(k string) string {
-	switch k {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "slice":
-		return "an array"
-	case "ptr", "int", "int64":
-		return "an integer"
-	}
-	return "of another type"
-}
-
-// adapt decodes a tool's arguments strictly, runs fn, and reports any error
-// as a tool error.
-func adapt[A any](fn func(context.Context, A) (*mcp.CallToolResult, error)) mcp.ToolHandler {
+// adapt decodes a tool's arguments against its schema, runs fn, and reports
+// any error as a tool error.
+func adapt[A any](s argSchema, fn func(context.Context, A) (*mcp.CallToolResult, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a A
-		if err := decodeArgs(req.Params.Arguments, &a); err != nil {
+		if err := s.decode(req.Params.Arguments, &a); err != nil {
 			return errorResult(err), nil
 		}
 		res, err := fn(ctx, a)
@@ -178,24 +135,24 @@ func adapt[A any](fn func(context.Context, A) (*mcp.CallToolResult, error)) mcp.
 	}
 }
 
-// typed adapts a paging tool's function to an MCP tool handler.
-func typed[A any](fn func(context.Context, A) (*pageResult, error)) mcp.ToolHandler {
-	return adapt(func(ctx context.Context, a A) (*mcp.CallToolResult, error) {
+// paged adapts a paging tool's function.
+func paged[A any](fn func(context.Context, A) (*pageResult, error)) func(context.Context, A) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, a A) (*mcp.CallToolResult, error) {
 		p, err := fn(ctx, a)
 		if err != nil {
 			return nil, err
 		}
-		return p.fitter.finish(p.next, p.hash)
-	})
+		return p.fitter.finish(p.next)
+	}
 }
 
-// rawTyped adapts a tool that renders its own structured result.
-func rawTyped[A any](fn func(context.Context, A) ([]byte, error)) mcp.ToolHandler {
-	return adapt(func(ctx context.Context, a A) (*mcp.CallToolResult, error) {
+// written adapts a tool that renders its own structured result.
+func written[A any](fn func(context.Context, A) ([]byte, error)) func(context.Context, A) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, a A) (*mcp.CallToolResult, error) {
 		b, err := fn(ctx, a)
 		if err != nil {
 			return nil, err
 		}
 		return resultFor(b), nil
-	})
+	}
 }

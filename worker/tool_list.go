@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
@@ -13,88 +15,114 @@ import (
 	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
-// Page sizes of the listing tools.
+// Page sizes of the listing and search tools: a larger limit is clamped.
 const (
 	defaultLimit = 200
-	maxLimit     = 1000
+	maxLimit     = 200
 )
 
 type listArgs struct {
-	Path   string `json:"path"`
-	Cursor string `json:"cursor"`
-	Limit  *int   `json:"limit"`
+	Path   string          `json:"path"`
+	Cursor json.RawMessage `json:"cursor"`
+	Limit  json.RawMessage `json:"limit"`
 }
 
-type pathEntry struct {
+type listItem struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
 	Path string `json:"path"`
-	Type string `json:"type"`
 }
 
-// indexCursor is the body of a listing cursor: how many items were already
-// returned, and the digest of the whole result set they came from.
+// pageItem is one item of a complete result set: its JSON, and the bytes
+// it adds to content_hash.
+type pageItem struct {
+	json, hashed []byte
+}
+
+// indexCursor is the position of a listing cursor: how many items were
+// already returned, and the digest of the whole result set they came from.
 type indexCursor struct {
 	Next  int    `json:"n"`
 	State string `json:"s"`
 }
 
-func pageLimit(l *int, def, max int) (int, error) {
-	if l == nil {
-		return def, nil
-	}
-	if *l < 1 || *l > max {
-		return 0, toolErrorf("limit must be between 1 and %d", max)
-	}
-	return *l, nil
-}
-
 func (r *Root) listDirectory(ctx context.Context, a listArgs) (*pageResult, error) {
-	limit, err := pageLimit(a.Limit, defaultLimit, maxLimit)
+	limit, err := pageLimit(toolset.ListDirectory, a.Limit, defaultLimit, maxLimit, true)
 	if err != nil {
+		return nil, err
+	}
+	dir, err := relpath.Clean(a.Path)
+	if err != nil {
+		return nil, toolErrorf("%v", err)
+	}
+	scope := cursor.Scope{Tool: toolset.ListDirectory, Args: map[string]string{"path": dir}}
+	var pos *indexCursor
+	if err := r.resume(a.Cursor, scope, &pos); err != nil {
 		return nil, err
 	}
 	w := r.newWalk(ctx)
-	dir, d, err := w.openScope(a.Path)
+	sc, err := w.openScope(dir, false)
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	scope := cursor.Scope{Tool: toolset.ListDirectory, Args: map[string]string{"path": dir}}
-	es, err := w.readDir(d, dir)
-	if err != nil {
-		return nil, err
-	}
-	var all [][]byte
-	for _, e := range es {
-		if err := ctx.Err(); err != nil {
+	defer sc.close()
+	var items []listItem
+	if sc.d != nil {
+		es, err := w.readDir(sc.d, dir)
+		if err != nil {
 			return nil, err
 		}
-		path := relpath.Join(dir, e.name)
-		item := pathEntry{Path: path, Type: "file"}
-		if e.kind == confine.KindDir {
-			if ok, err := w.dirServed(d, path); err != nil {
+		for _, e := range es {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			path := relpath.Join(dir, e.name)
+			item := listItem{Name: e.name, Kind: "file", Path: path}
+			if e.kind == confine.KindDir {
+				if ok, err := w.dirServed(sc.d, path); err != nil {
+					return nil, err
+				} else if !ok {
+					continue
+				}
+				item.Kind = "directory"
+			} else if ok, _, err := w.fileServed(sc.d, path, e.name); err != nil {
 				return nil, err
 			} else if !ok {
 				continue
 			}
-			item.Type = "directory"
-		} else if ok, _, err := w.fileServed(d, path, e.name); err != nil {
-			return nil, err
-		} else if !ok {
-			continue
+			items = append(items, item)
 		}
-		b, _ := json.Marshal(item)
-		all = append(all, b)
 	}
-	return r.pageOf(scope, a.Cursor, all, limit)
+	slices.SortFunc(items, func(a, b listItem) int { return strings.Compare(a.Name, b.Name) })
+	all := make([]pageItem, len(items))
+	for i, it := range items {
+		b, _ := json.Marshal(it)
+		all[i] = pageItem{b, []byte(it.Kind + "\x00" + it.Path + "\n")}
+	}
+	return r.pageOf(scope, pos, all, limit)
 }
 
-type searchFilesArgs struct {
-	Query           string   `json:"query"`
-	AnyOf           []string `json:"any_of"`
-	CaseInsensitive bool     `json:"case_insensitive"`
-	Path            string   `json:"path"`
-	Cursor          string   `json:"cursor"`
-	Limit           *int     `json:"limit"`
+// resume decodes a cursor argument into *pos (left nil when there is none):
+// a cursor that is not a non-empty string, or not one this process issued,
+// is not valid; one issued for another scope is refused as such.
+func (r *Root) resume(arg json.RawMessage, scope cursor.Scope, pos any) error {
+	tok, present, err := cursorArg(arg)
+	if err != nil || !present {
+		return err
+	}
+	if err := r.codec.Decode(tok, scope, pos); err != nil {
+		return toolErrorf("%v", err)
+	}
+	return nil
+}
+
+type searchArgs struct {
+	Query           json.RawMessage `json:"query"`
+	AnyOf           json.RawMessage `json:"any_of"`
+	CaseInsensitive json.RawMessage `json:"case_insensitive"`
+	Path            string          `json:"path"`
+	Cursor          json.RawMessage `json:"cursor"`
+	Limit           json.RawMessage `json:"limit"`
 }
 
 type pathItem struct {
@@ -107,15 +135,21 @@ type search struct {
 	limit int
 	m     *textscan.Matcher
 	w     *walk
-	dir   string
-	d     *confine.Dir
-	scope cursor.Scope
+	scope
+	cur cursor.Scope
 }
 
-// openSearch checks a search call's arguments and opens its scope; the
-// caller closes s.d.
-func (r *Root) openSearch(ctx context.Context, tool string, a searchFilesArgs) (*search, error) {
-	limit, err := pageLimit(a.Limit, defaultLimit, maxLimit)
+// searchCall is a search call's checked arguments.
+type searchCall struct {
+	limit int
+	m     *textscan.Matcher
+	dir   string
+	cur   cursor.Scope
+}
+
+// checkSearch checks a search call's arguments, in the contract's order.
+func checkSearch(tool string, a searchArgs) (*searchCall, error) {
+	limit, err := pageLimit(tool, a.Limit, defaultLimit, maxLimit, true)
 	if err != nil {
 		return nil, err
 	}
@@ -123,72 +157,93 @@ func (r *Root) openSearch(ctx context.Context, tool string, a searchFilesArgs) (
 	if err != nil {
 		return nil, err
 	}
-	m, err := textscan.NewMatcher(terms, a.CaseInsensitive)
+	var fold bool
+	if a.CaseInsensitive != nil && json.Unmarshal(a.CaseInsensitive, &fold) != nil {
+		return nil, toolErrorf("case_insensitive must be a boolean")
+	}
+	dir, err := relpath.Clean(a.Path)
 	if err != nil {
 		return nil, toolErrorf("%v", err)
 	}
-	w := r.newWalk(ctx)
-	dir, d, err := w.openScope(a.Path)
+	m, err := textscan.NewMatcher(terms, fold)
 	if err != nil {
-		return nil, err
+		return nil, toolErrorf("%v", err)
 	}
-	return &search{limit: limit, m: m, w: w, dir: dir, d: d, scope: cursor.Scope{Tool: tool, Args: map[string]any{
-		"path": dir, "terms": terms, "case_insensitive": a.CaseInsensitive,
+	return &searchCall{limit: limit, m: m, dir: dir, cur: cursor.Scope{Tool: tool, Args: map[string]any{
+		"path": dir, "terms": terms, "case_insensitive": fold,
 	}}}, nil
 }
 
-func (r *Root) searchFiles(ctx context.Context, a searchFilesArgs) (*pageResult, error) {
-	s, err := r.openSearch(ctx, toolset.SearchFiles, a)
+// openSearch opens a checked search's scope; the caller closes it.
+func (r *Root) openSearch(ctx context.Context, c *searchCall, fileOK bool) (*search, error) {
+	w := r.newWalk(ctx)
+	sc, err := w.openScope(c.dir, fileOK)
 	if err != nil {
 		return nil, err
 	}
-	defer s.d.Close()
-	var all [][]byte
-	err = s.w.eachFile(s.d, s.dir, func(_ *confine.Dir, path, _ string, _ *confine.Identity) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if s.m.MatchString(path) {
-			b, _ := json.Marshal(pathItem{Path: path})
-			all = append(all, b)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return r.pageOf(s.scope, a.Cursor, all, s.limit)
+	return &search{limit: c.limit, m: c.m, w: w, scope: sc, cur: c.cur}, nil
 }
 
-// pageOf serves one page of a complete, ordered result set, binding the
-// cursor to a digest of the whole set.
-func (r *Root) pageOf(scope cursor.Scope, token string, all [][]byte, limit int) (*pageResult, error) {
+func (r *Root) searchFiles(ctx context.Context, a searchArgs) (*pageResult, error) {
+	c, err := checkSearch(toolset.SearchFiles, a)
+	if err != nil {
+		return nil, err
+	}
+	var pos *indexCursor
+	if err := r.resume(a.Cursor, c.cur, &pos); err != nil {
+		return nil, err
+	}
+	s, err := r.openSearch(ctx, c, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	var all []pageItem
+	if s.d != nil {
+		err = s.w.eachFile(s.d, s.dir, func(_ *confine.Dir, path, _ string, _ *confine.Identity) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if s.m.MatchString(path) {
+				b, _ := json.Marshal(pathItem{Path: path})
+				all = append(all, pageItem{b, []byte(path + "\n")})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r.pageOf(s.cur, pos, all, s.limit)
+}
+
+// pageOf serves one page of a complete, ordered result set from pos (nil:
+// the first page), binding the next cursor to a digest of the whole set.
+func (r *Root) pageOf(scope cursor.Scope, pos *indexCursor, all []pageItem, limit int) (*pageResult, error) {
 	h := sha256.New()
-	for _, b := range all {
-		h.Write(b)
-		h.Write([]byte{'\n'})
+	for _, it := range all {
+		h.Write(it.hashed)
 	}
 	state := hex.EncodeToString(h.Sum(nil))
 	start := 0
-	if token != "" {
-		var c indexCursor
-		if err := r.codec.Decode(token, scope, &c); err != nil {
-			return nil, toolErrorf("%v", err)
-		}
-		if c.State != state {
+	if pos != nil {
+		if pos.State != state {
 			return nil, toolErrorf("%v", cursor.ErrChanged)
 		}
-		if c.Next < 0 || c.Next > len(all) {
-			return nil, toolErrorf("%v", cursor.ErrInvalid)
+		if pos.Next < 0 || pos.Next > len(all) {
+			return nil, toolErrorf("%v", cursor.ErrPosition)
 		}
-		start = c.Next
+		start = pos.Next
 	}
 	f := newFitter(r.lim.MaxResultBytes)
 	i := start
 	for ; i < len(all) && i-start < limit; i++ {
-		if !f.add(all[i]) {
+		if !f.add(all[i].json, all[i].hashed) {
 			break
 		}
+	}
+	if i == start && i < len(all) {
+		return nil, toolErrorf("one result item exceeds the result ceiling")
 	}
 	var next *string
 	if i < len(all) {
@@ -198,57 +253,47 @@ func (r *Root) pageOf(scope cursor.Scope, token string, all [][]byte, limit int)
 		}
 		next = &tok
 	}
-	return &pageResult{fitter: f, next: next, hash: itemsHash(f.items)}, nil
+	return &pageResult{fitter: f, next: next}, nil
 }
 
 // pageResult is a fitted page waiting to be rendered.
 type pageResult struct {
 	fitter *fitter
 	next   *string
-	hash   string
 }
 
+// maxTermBytes bounds one search term.
+const maxTermBytes = 256
+
 // searchTerms checks the query rules shared by both search tools: exactly
-// one of query or any_of, at most 16 terms, each non-empty, one line, and
-// bounded.
-func searchTerms(query string, anyOf []string) ([]string, error) {
+// one of query or any_of, at most 16 terms, each a non-empty line of at
+// most 256 bytes.
+func searchTerms(query, anyOf json.RawMessage) ([]string, error) {
 	var terms []string
 	switch {
-	case query != "" && anyOf != nil:
+	case query != nil && anyOf != nil:
 		return nil, toolErrorf("pass either query or any_of, not both")
-	case query != "":
-		terms = []string{query}
 	case anyOf != nil:
-		if len(anyOf) == 0 {
-			return nil, toolErrorf("any_of must hold at least one term")
+		if json.Unmarshal(anyOf, &terms) != nil || len(terms) == 0 {
+			return nil, toolErrorf("any_of must be a non-empty array of strings")
 		}
-		if len(anyOf) > textscan.MaxTerms {
-			return nil, toolErrorf("any_of holds %d terms; at most %d are allowed", len(anyOf), textscan.MaxTerms)
+		if len(terms) > textscan.MaxTerms {
+			return nil, toolErrorf("any_of accepts at most %d terms", textscan.MaxTerms)
 		}
-		terms = anyOf
 	default:
-		return nil, toolErrorf("pass a non-empty query or an any_of list")
+		var q string
+		if query == nil || json.Unmarshal(query, &q) != nil {
+			return nil, toolErrorf("query must be a non-empty string")
+		}
+		terms = []string{q}
 	}
 	for _, t := range terms {
 		switch {
 		case t == "":
-			return nil, toolErrorf("search terms must not be empty")
-		case len(t) > maxTermBytes:
-			return nil, toolErrorf("a search term is %d bytes; at most %d are allowed", len(t), maxTermBytes)
-		case containsLineBreak(t):
-			return nil, toolErrorf("a search term must be one line (no CR or LF)")
+			return nil, toolErrorf("query must be a non-empty string")
+		case len(t) > maxTermBytes || strings.ContainsAny(t, "\r\n"):
+			return nil, toolErrorf("query must be one line of at most %d UTF-8 bytes", maxTermBytes)
 		}
 	}
 	return terms, nil
-}
-
-const maxTermBytes = 1024
-
-func containsLineBreak(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' || s[i] == '\r' {
-			return true
-		}
-	}
-	return false
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
@@ -22,17 +23,11 @@ import (
 // chunkBytes is the largest piece of source text in one read item.
 const chunkBytes = 2048
 
-// Chunk counts a read page may hold.
-const (
-	defaultReadLimit = 512
-	maxReadLimit     = 512
-)
-
 type readArgs struct {
-	Path      string `json:"path"`
-	StartLine *int64 `json:"start_line"`
-	Cursor    string `json:"cursor"`
-	Limit     *int   `json:"limit"`
+	Path      string          `json:"path"`
+	StartLine json.RawMessage `json:"start_line"`
+	Cursor    json.RawMessage `json:"cursor"`
+	Limit     json.RawMessage `json:"limit"`
 }
 
 type chunk struct {
@@ -45,48 +40,90 @@ type readCursor struct {
 	State  string `json:"s"`
 }
 
-// openServedFile opens the file a content tool names, refusing anything the
-// root does not serve with one answer, so unserved names do not leak.
+// readLimit is the most chunks a read page may hold, and its default:
+// enough for --max-read-bytes.
+func (r *Root) readLimit() int {
+	return int((r.lim.MaxReadBytes + chunkBytes - 1) / chunkBytes)
+}
+
+// The refusals of a read, in the order they are checked.
+var (
+	errNotServed   = toolErrorf("path is not served by this root")
+	errExcluded    = toolErrorf("path matches an --exclude pattern of this root")
+	errNotReadable = toolErrorf("path is not a readable regular file")
+	errTooLarge    = toolErrorf("file exceeds the configured size limit")
+	errNotUTF8     = toolErrorf("file is not valid UTF-8")
+)
+
+// openServedFile opens the file a read names. The name alone decides
+// "excluded" and "not served" before any filesystem call; a symbolic link
+// on the way is "not served" too, and anything else that cannot be opened
+// as a regular file is "not readable".
 func (r *Root) openServedFile(arg string) (string, *os.File, confine.Identity, error) {
 	path, err := relpath.Clean(arg)
 	if err != nil {
 		return "", nil, confine.Identity{}, toolErrorf("%v", err)
 	}
-	notServed := toolErrorf("no served file at %s", display(path))
-	// Ancestors are checked by PruneDir below, which covers exclusion.
-	if path == "" || !r.sel.FileSelected(path) {
-		return "", nil, confine.Identity{}, notServed
-	}
-	for i := 0; i < len(path); i++ {
-		if path[i] == '/' && r.sel.PruneDir(path[:i]) {
-			return "", nil, confine.Identity{}, notServed
-		}
+	switch {
+	case path == "":
+		return "", nil, confine.Identity{}, errNotReadable
+	case r.sel.Excluded(path):
+		return "", nil, confine.Identity{}, errExcluded
+	case !r.sel.Included(path):
+		return "", nil, confine.Identity{}, errNotServed
 	}
 	f, id, err := r.dir.OpenFile(path)
-	switch {
-	case errors.Is(err, confine.ErrSymlink):
-		return "", nil, confine.Identity{}, toolErrorf("%s goes through a symbolic link, which this server does not follow", display(path))
-	case err != nil:
-		return "", nil, confine.Identity{}, notServed
+	if err != nil {
+		if errors.Is(err, confine.ErrSymlink) && r.linkAbove(path) {
+			return "", nil, confine.Identity{}, errNotServed
+		}
+		return "", nil, confine.Identity{}, errNotReadable
 	}
 	if r.lim.MaxFileBytes > 0 && id.Size > r.lim.MaxFileBytes {
 		f.Close()
-		return "", nil, confine.Identity{}, toolErrorf("%s is %d bytes, larger than --max-file-bytes %d", display(path), id.Size, r.lim.MaxFileBytes)
+		return "", nil, confine.Identity{}, errTooLarge
 	}
 	return path, f, id, nil
 }
 
+// linkAbove reports whether a symbolic link stands on the way to path (not
+// at path itself).
+func (r *Root) linkAbove(path string) bool {
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return false
+	}
+	d, err := r.dir.OpenDir(path[:i])
+	if err != nil {
+		return errors.Is(err, confine.ErrSymlink)
+	}
+	d.Close()
+	return false
+}
+
+// startLine reads a start_line argument: absent is 1.
+func startLine(v json.RawMessage) (int64, error) {
+	if v == nil {
+		return 1, nil
+	}
+	n, ok := integer(v)
+	if !ok || n < 1 {
+		return 0, toolErrorf("start_line must be a positive integer")
+	}
+	return n, nil
+}
+
 func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error) {
-	limit, err := pageLimit(a.Limit, defaultReadLimit, maxReadLimit)
+	limit, err := pageLimit(toolset.ReadTextFile, a.Limit, r.readLimit(), r.readLimit(), false)
 	if err != nil {
 		return nil, err
 	}
-	startLine := int64(1)
-	if a.StartLine != nil {
-		if *a.StartLine < 1 {
-			return nil, toolErrorf("start_line must be 1 or more")
-		}
-		startLine = *a.StartLine
+	if a.Path == "" {
+		return nil, schemaError(toolset.ReadTextFile, "path must be a non-empty string")
+	}
+	line, err := startLine(a.StartLine)
+	if err != nil {
+		return nil, err
 	}
 	path, f, id, err := r.openServedFile(a.Path)
 	if err != nil {
@@ -95,26 +132,26 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	defer f.Close()
 	guard := r.dir.GuardFile(f) // for the length of the page's reads
 	defer guard.Close()
-	scope := cursor.Scope{Tool: toolset.ReadTextFile, Args: map[string]any{"path": path, "start_line": startLine}}
+	scope := cursor.Scope{Tool: toolset.ReadTextFile, Args: map[string]any{"path": path, "start_line": line}}
+	var resumed *readCursor
+	if err := r.resume(a.Cursor, scope, &resumed); err != nil {
+		return nil, err
+	}
 	state, err := r.fileState(f, id)
 	if err != nil {
 		return nil, err
 	}
 	var offset int64
-	if a.Cursor != "" {
-		var c readCursor
-		if err := r.codec.Decode(a.Cursor, scope, &c); err != nil {
-			return nil, toolErrorf("%v", err)
-		}
-		if c.State != state {
+	if resumed != nil {
+		if resumed.State != state {
 			return nil, toolErrorf("%v", cursor.ErrChanged)
 		}
-		if c.Offset < 0 || c.Offset > id.Size {
-			return nil, toolErrorf("%v", cursor.ErrInvalid)
+		if resumed.Offset < 0 || resumed.Offset > id.Size {
+			return nil, toolErrorf("%v", cursor.ErrPosition)
 		}
-		offset = c.Offset
-	} else if startLine > 1 {
-		if offset, err = r.seekLine(f, id.Size, startLine); err != nil {
+		offset = resumed.Offset
+	} else if line > 1 {
+		if offset, err = r.seekLine(f, id.Size, line); err != nil {
 			return nil, err
 		}
 	}
@@ -125,19 +162,19 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	n := min(r.lim.MaxReadBytes, id.Size-offset)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, offset); err != nil && err != io.EOF {
-		return nil, toolErrorf("cannot read %s", display(path))
+		if err := changedSince(osFile{f}, id); err != nil {
+			return nil, err
+		}
+		return nil, errNotReadable
 	}
 	if guard.Changed() {
-		return nil, errChangedReading()
+		return nil, errChangedWhileReading
 	}
 	if offset+n < id.Size {
 		buf = buf[:completePrefix(buf)]
 	}
-	if !utf8.Valid(buf) {
-		return nil, toolErrorf("file is not valid UTF-8")
-	}
-	if len(buf) == 0 && offset < id.Size {
-		return nil, toolErrorf("file is not valid UTF-8")
+	if !utf8.Valid(buf) || len(buf) == 0 && offset < id.Size {
+		return nil, errNotUTF8
 	}
 
 	fit := newFitter(r.lim.MaxResultBytes)
@@ -150,25 +187,14 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 		if len(piece) > chunkBytes {
 			piece = piece[:completePrefix(piece[:chunkBytes])]
 		}
-		// Shrink the piece until it fits what is left of the ceiling.
-		for {
-			b, _ := json.Marshal(chunk{ByteOffset: offset + int64(served), Text: string(piece)})
-			if fit.add(b) {
-				break
-			}
-			if len(piece) <= 1 || len(fit.items) > 0 {
-				piece = nil
-				break
-			}
-			piece = piece[:completePrefix(piece[:len(piece)/2])]
-		}
-		if piece == nil {
+		b, _ := json.Marshal(chunk{ByteOffset: offset + int64(served), Text: string(piece)})
+		if !fit.add(b, piece) {
 			break
 		}
 		served += len(piece)
 	}
 	if served == 0 && len(buf) > 0 {
-		return nil, errors.New("read page could not fit one chunk")
+		return nil, toolErrorf("one result item exceeds the result ceiling")
 	}
 	end := offset + int64(served)
 	var next *string
@@ -184,7 +210,7 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	if err := changedSince(osFile{f}, id); err != nil {
 		return nil, err
 	}
-	return &pageResult{fitter: fit, next: next, hash: sha256Hex(buf[:served])}, nil
+	return &pageResult{fitter: fit, next: next}, nil
 }
 
 // completePrefix returns the length of the longest prefix of b that does
@@ -206,20 +232,21 @@ func completePrefix(b []byte) int {
 	return len(b)
 }
 
-// seekLine finds the offset at which 1-based line starts by counting
-// newlines, charged against --max-scan-bytes.
+// seekLine finds the offset at which the 1-based line starts by counting
+// newlines, at most --max-scan-bytes of them. A line past the end of the
+// file gives the file's size (an empty page).
 func (r *Root) seekLine(f *os.File, size, line int64) (int64, error) {
 	buf := make([]byte, 64<<10)
 	var off int64
 	seen := int64(1)
 	for off < size {
 		if off >= r.lim.MaxScanBytes {
-			return 0, toolErrorf("start_line %d was not reached within the first %d bytes (--max-scan-bytes); read with a cursor from an earlier line, or raise --max-scan-bytes", line, r.lim.MaxScanBytes)
+			return 0, toolErrorf("start_line is further into the file than one page may scan")
 		}
 		n := min(int64(len(buf)), size-off, r.lim.MaxScanBytes-off)
 		b := buf[:n]
 		if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
-			return 0, toolErrorf("cannot read the file")
+			return 0, errNotReadable
 		}
 		for len(b) > 0 {
 			i := bytes.IndexByte(b, '\n')
@@ -228,17 +255,13 @@ func (r *Root) seekLine(f *os.File, size, line int64) (int64, error) {
 			}
 			seen++
 			if seen == line {
-				start := off + int64(n-int64(len(b))) + int64(i) + 1
-				if start >= size {
-					return 0, toolErrorf("start_line %d is past the end of the file (%d lines)", line, seen-1)
-				}
-				return start, nil
+				return off + int64(n-int64(len(b))) + int64(i) + 1, nil
 			}
 			b = b[i+1:]
 		}
 		off += n
 	}
-	return 0, toolErrorf("start_line %d is past the end of the file (%d lines)", line, seen)
+	return size, nil
 }
 
 // fileState is what a read cursor binds: the file's physical identity by

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
@@ -15,21 +16,29 @@ import (
 	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
-type searchTextArgs = searchFilesArgs
-
 type textItem struct {
 	Path string `json:"path"`
 	Line int    `json:"line"`
 	Text string `json:"text"`
 }
 
-// textCursor resumes a text search: the index of the file in scope, the
-// line-start offset and line number inside it, and the scope's state.
+// textCursor resumes a text search: the index of the file in scope, where
+// the scan resumes in it (possibly inside a line), and the scope's state.
 type textCursor struct {
-	File   int    `json:"f"`
-	Offset int64  `json:"o"`
-	Line   int    `json:"l"`
-	State  string `json:"s"`
+	File      int    `json:"f"`
+	Offset    int64  `json:"o"`
+	Line      int    `json:"l"`
+	LineStart int64  `json:"ls,omitempty"`
+	Skip      bool   `json:"k,omitempty"`
+	State     string `json:"s"`
+}
+
+func (t *textCursor) position() textscan.Position {
+	return textscan.Position{Offset: t.Offset, Line: t.Line, LineStart: t.LineStart, Skip: t.Skip}
+}
+
+func (t *textCursor) moveTo(p textscan.Position) {
+	t.Offset, t.Line, t.LineStart, t.Skip = p.Offset, p.Line, p.LineStart, p.Skip
 }
 
 type scopedFile struct {
@@ -37,30 +46,46 @@ type scopedFile struct {
 	id   confine.Identity
 }
 
-func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, error) {
-	s, err := r.openSearch(ctx, toolset.SearchText, a)
+func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error) {
+	c, err := checkSearch(toolset.SearchText, a)
 	if err != nil {
 		return nil, err
 	}
-	defer s.d.Close()
+	var resumed *textCursor
+	if err := r.resume(a.Cursor, c.cur, &resumed); err != nil {
+		return nil, err
+	}
+	s, err := r.openSearch(ctx, c, true)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
 
 	// Every page binds the state of the whole scope.
-	inv, err := r.scopeInventory(ctx, s)
+	var files []scopedFile
+	switch {
+	case s.file != nil:
+		files = []scopedFile{*s.file}
+	case s.d != nil:
+		inv, err := r.scopeInventory(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		files = inv.files
+	}
+	state, err := r.scopeState(files)
 	if err != nil {
 		return nil, err
 	}
-	files, state := inv.files, inv.state
 	var pos textCursor
-	if a.Cursor != "" {
-		if err := r.codec.Decode(a.Cursor, s.scope, &pos); err != nil {
-			return nil, toolErrorf("%v", err)
-		}
+	if resumed != nil {
+		pos = *resumed
 		if pos.State != state {
 			return nil, toolErrorf("%v", cursor.ErrChanged)
 		}
-		if pos.File < 0 || pos.File > len(files) || pos.Offset < 0 || pos.Line < 0 ||
+		if pos.File < 0 || pos.File > len(files) || pos.Offset < 0 || pos.Line < 0 || pos.LineStart < 0 || pos.LineStart > pos.Offset ||
 			(pos.File < len(files) && pos.Offset > files[pos.File].id.Size) {
-			return nil, toolErrorf("%v", cursor.ErrInvalid)
+			return nil, toolErrorf("%v", cursor.ErrPosition)
 		}
 	}
 
@@ -71,63 +96,69 @@ func (r *Root) searchText(ctx context.Context, a searchTextArgs) (*pageResult, e
 	guards := r.dir.NewScanGuard()
 	defer guards.Close()
 	budget := r.lim.MaxScanBytes
-	full := false
-	for pos.File < len(files) && budget > 0 && !full {
+	for pos.File < len(files) && budget >= int64(s.m.MaxTermLen()) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		sf := files[pos.File]
-		next, done, stopped, err := r.scanFile(sc, guards, sf, &pos, &budget, func(mt textscan.Match) bool {
+		next, done, stopped, err := r.scanFile(sc, guards, sf, pos.position(), &budget, func(mt textscan.Match) bool {
 			if len(fit.items) >= s.limit {
 				return false
 			}
 			b, _ := json.Marshal(textItem{Path: sf.path, Line: mt.Line, Text: mt.Text})
-			return fit.add(b)
+			hashed := make([]byte, 0, len(sf.path)+len(mt.Text)+24)
+			hashed = append(hashed, sf.path...)
+			hashed = append(hashed, 0)
+			hashed = strconv.AppendInt(hashed, int64(mt.Line), 10)
+			hashed = append(hashed, 0)
+			hashed = append(hashed, mt.Text...)
+			hashed = append(hashed, '\n')
+			return fit.add(b, hashed)
 		})
 		if err != nil {
 			return nil, err
 		}
-		if stopped {
-			// The match that did not fit starts the next page.
-			pos.Offset, pos.Line = next.Offset, next.Line
-			full = true
-			break
+		if stopped && len(fit.items) == 0 {
+			return nil, toolErrorf("one result item exceeds the result ceiling")
 		}
 		if done {
 			pos = textCursor{File: pos.File + 1}
 		} else {
-			pos.Offset, pos.Line = next.Offset, next.Line
+			pos.moveTo(next)
+		}
+		if stopped {
+			break // the match that did not fit starts the next page
 		}
 	}
 	var nextTok *string
 	if pos.File < len(files) {
 		pos.State = state
-		tok, err := r.codec.Encode(s.scope, pos)
+		tok, err := r.codec.Encode(s.cur, pos)
 		if err != nil {
 			return nil, err
 		}
 		nextTok = &tok
 	}
-	return &pageResult{fitter: fit, next: nextTok, hash: itemsHash(fit.items)}, nil
+	return &pageResult{fitter: fit, next: nextTok}, nil
 }
 
 // scanFile scans one file from pos within the budget. stopped reports that
-// emit refused a match; next is then that match's line.
+// emit refused a match; next is then where that match is found again.
 // guards watches the file for writes while it is scanned.
-func (r *Root) scanFile(sc *textscan.Scanner, guards *confine.ScanGuard, sf scopedFile, pos *textCursor, budget *int64, emit func(textscan.Match) bool) (next textscan.Position, done, stopped bool, err error) {
+func (r *Root) scanFile(sc *textscan.Scanner, guards *confine.ScanGuard, sf scopedFile, pos textscan.Position, budget *int64, emit func(textscan.Match) bool) (next textscan.Position, done, stopped bool, err error) {
 	f, id, err := r.dir.OpenReader(sf.path)
 	if errors.Is(err, confine.ErrPermission) {
 		// A file this process may not open is skipped, as a binary one
 		// is: not an error of the whole search.
 		return next, true, false, nil
 	}
-	if err != nil {
-		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
+	if err != nil || id != sf.id {
+		if f != nil {
+			f.Close()
+		}
+		return next, false, false, errChangedWhileReading
 	}
 	defer f.Close()
-	if id != sf.id {
-		return next, false, false, toolErrorf("%v", cursor.ErrChanged)
-	}
 	guard := guards.Guard(f, sf.path)
 	defer guard.Close()
 	if pos.Offset == 0 {
@@ -139,14 +170,7 @@ func (r *Root) scanFile(sc *textscan.Scanner, guards *confine.ScanGuard, sf scop
 			return next, true, false, nil
 		}
 	}
-	var refused *textscan.Match
-	next, scanned, done, err := sc.Scan(f, id.Size, textscan.Position{Offset: pos.Offset, Line: pos.Line}, *budget, func(mt textscan.Match) bool {
-		if !emit(mt) {
-			refused = &mt
-			return false
-		}
-		return true
-	})
+	next, scanned, done, stopped, err := sc.Scan(f, id.Size, pos, *budget, emit)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return next, false, false, err
 	}
@@ -155,15 +179,12 @@ func (r *Root) scanFile(sc *textscan.Scanner, guards *confine.ScanGuard, sf scop
 	}
 	*budget -= scanned
 	if guard.Changed() {
-		return next, false, false, errChangedReading()
+		return next, false, false, errChangedWhileReading
 	}
 	if err := changedSince(f, id); err != nil {
 		return next, false, false, err
 	}
-	if refused != nil {
-		return textscan.Position{Offset: refused.Offset, Line: refused.Line}, false, true, nil
-	}
-	return next, done, false, nil
+	return next, done, stopped, nil
 }
 
 // readFailure is the error for a failed read of the open file f: a file
@@ -176,10 +197,6 @@ func readFailure(f identified, id confine.Identity, path string) error {
 	return toolErrorf("cannot read %q", path)
 }
 
-// errChangedReading is the error for a read that a write overlapped (seen
-// by a confine.Guard): the bytes read may hold two versions of the file.
-func errChangedReading() error { return toolErrorf("filesystem changed while reading") }
-
 // identified is an open file that can tell its identity now:
 // *confine.Reader, or an *os.File as osFile.
 type identified interface {
@@ -191,13 +208,17 @@ type osFile struct{ *os.File }
 
 func (f osFile) Identity() (confine.Identity, error) { return confine.Fstat(f.File) }
 
-// changedSince is the changed-state error when the open file f no longer
-// has the identity id it was opened with (or cannot be stat'ed), else nil.
+// errChangedWhileReading is the answer when a file changed while a call
+// read or hashed it.
+var errChangedWhileReading = toolErrorf("filesystem changed while reading")
+
+// changedSince is errChangedWhileReading when the open file f no longer has
+// the identity id it was opened with (or cannot be stat'ed), else nil.
 // Checked after reading, it turns a concurrent change into a refusal
 // instead of a torn answer.
 func changedSince(f identified, id confine.Identity) error {
 	if after, err := f.Identity(); err != nil || after != id {
-		return toolErrorf("%v", cursor.ErrChanged)
+		return errChangedWhileReading
 	}
 	return nil
 }
@@ -238,11 +259,11 @@ func (r *Root) scopeState(files []scopedFile) (string, error) {
 				continue
 			}
 			if err != nil {
-				return "", toolErrorf("%v", cursor.ErrChanged)
+				return "", errChangedWhileReading
 			}
 			if id != sf.id {
 				f.Close()
-				return "", toolErrorf("%v", cursor.ErrChanged)
+				return "", errChangedWhileReading
 			}
 			d, err = r.digest(f, id, b)
 			f.Close()

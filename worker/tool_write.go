@@ -63,5 +63,5 @@ func (r *Root) writeTextFile(_ context.Context, a writeArgs) ([]byte, error) {
 		}
 		return nil, toolErrorf(errWriteFailed)
 	}
-	return json.Marshal(writeResult{Path: name, Bytes: len(data), ContentHash: "sha256:" + sha256Hex(data)})
+	return json.Marshal(writeResult{Path: name, Bytes: len(data), ContentHash: contentHash(data)})
 }

@@ -95,7 +95,7 @@ func (w *walk) readDirUnsorted(d *confine.Dir, dir string) ([]entry, error) {
 	}
 	w.entries += int64(len(es))
 	if w.entries > w.r.lim.MaxEntries {
-		return nil, toolErrorf("the traversal read more than %d directory entries (--max-entries); narrow the path or --include, or raise --max-entries", w.r.lim.MaxEntries)
+		return nil, toolErrorf("directory entry limit exceeded")
 	}
 	out := make([]entry, 0, len(es))
 	for _, e := range es {
@@ -131,17 +131,18 @@ func (e entry) after(i int) int {
 	return -1
 }
 
-// enter opens the child directory name of d for walking, counting it
-// against the ceilings. It returns nil, nil when the directory is gone (see
-// gone): vanished, turned into something else meanwhile, or unreadable.
+// enter opens the child directory at path of d for walking, counting it
+// against the ceilings: its depth from the root, and one more directory. It
+// returns nil, nil when the directory is gone (see gone): vanished, turned
+// into something else meanwhile, or unreadable.
 func (w *walk) enter(d *confine.Dir, path string) (*confine.Dir, error) {
 	depth := int64(strings.Count(path, "/") + 1)
 	if depth > w.r.lim.MaxDepth {
-		return nil, toolErrorf("the traversal reached nesting depth %d at %s (--max-depth is %d); narrow the path or --include, or raise --max-depth", depth, path, w.r.lim.MaxDepth)
+		return nil, toolErrorf("directory depth limit exceeded")
 	}
 	w.dirs++
 	if w.dirs > w.r.lim.MaxDirectories {
-		return nil, toolErrorf("the traversal entered more than %d directories (--max-directories); narrow the path or --include, or raise --max-directories", w.r.lim.MaxDirectories)
+		return nil, toolErrorf("directory limit exceeded")
 	}
 	name := path[strings.LastIndexByte(path, '/')+1:]
 	sub, err := d.OpenDir(name)
@@ -174,7 +175,7 @@ func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Ide
 	}
 	w.files++
 	if w.files > w.r.lim.MaxFiles {
-		return false, nil, toolErrorf("the traversal selected more than %d files (--max-files); narrow the path or --include, or raise --max-files", w.r.lim.MaxFiles)
+		return false, nil, toolErrorf("file limit exceeded")
 	}
 	return true, st, nil
 }
@@ -285,46 +286,74 @@ func (w *walk) dirServed(d *confine.Dir, path string) (bool, error) {
 	return w.holdsServedFile(sub, path)
 }
 
-// openScope opens the directory a tool's path argument names, refusing it
-// unless it is served: not excluded, reachable by an include, no link on
-// the way, and holding at least one served file. An unserved directory gets
-// the same answer as a missing one, so its name does not leak.
-func (w *walk) openScope(arg string) (string, *confine.Dir, error) {
-	dir, err := relpath.Clean(arg)
-	if err != nil {
-		return "", nil, toolErrorf("%v", err)
+// scope is the opened prefix of a listing or search: the directory d at
+// dir, or, for a search that names one file, that file in its directory d.
+// The zero scope (d nil) is a prefix that serves nothing.
+type scope struct {
+	dir  string
+	d    *confine.Dir
+	file *scopedFile
+}
+
+func (s *scope) close() {
+	if s.d != nil {
+		s.d.Close()
 	}
-	notServed := toolErrorf("no served directory at %s", display(dir))
+}
+
+// openScope opens the prefix a listing or search names (already cleaned),
+// one directory at a time, charging each against the walk ceilings as a
+// walk from the root would. A prefix that is missing, unserved, excluded,
+// reached through a symbolic link, or a file (unless fileOK) gives the zero
+// scope, so every such prefix answers alike.
+func (w *walk) openScope(dir string, fileOK bool) (scope, error) {
+	if err := w.ctx.Err(); err != nil {
+		return scope{}, err
+	}
+	d, err := w.r.dir.OpenDir("")
+	if err != nil {
+		return scope{}, fmt.Errorf("open the root: %w", err)
+	}
+	if dir == "" {
+		return scope{dir: dir, d: d}, nil
+	}
 	for i := 0; i <= len(dir); i++ {
-		if dir != "" && (i == len(dir) || dir[i] == '/') && w.r.sel.PruneDir(dir[:i]) {
-			return "", nil, notServed
+		if i < len(dir) && dir[i] != '/' {
+			continue
 		}
-	}
-	if depth := int64(strings.Count(dir, "/") + 1); dir != "" && depth > w.r.lim.MaxDepth {
-		return "", nil, toolErrorf("%s is deeper than --max-depth %d", dir, w.r.lim.MaxDepth)
-	}
-	d, err := w.r.dir.OpenDir(dir)
-	if err != nil {
-		if errors.Is(err, confine.ErrSymlink) {
-			return "", nil, toolErrorf("%s goes through a symbolic link, which this server does not follow", display(dir))
+		path, last := dir[:i], i == len(dir)
+		name := path[strings.LastIndexByte(path, '/')+1:]
+		if last && fileOK {
+			if f, ok := w.scopeFile(d, path, name); ok {
+				return scope{dir: dir, d: d, file: f}, nil
+			}
 		}
-		if !gone(err) {
-			return "", nil, errDirUnreadable
-		}
-		return "", nil, notServed
-	}
-	if dir != "" {
-		ok, err := w.r.newWalk(w.ctx).holdsServedFile(d, dir)
-		if err != nil {
+		if w.r.sel.PruneDir(path) {
 			d.Close()
-			return "", nil, err
+			return scope{}, nil
 		}
-		if !ok {
-			d.Close()
-			return "", nil, notServed
+		sub, err := w.enter(d, path)
+		d.Close()
+		if err != nil || sub == nil {
+			return scope{}, err
 		}
+		d = sub
 	}
-	return dir, d, nil
+	return scope{dir: dir, d: d}, nil
+}
+
+// scopeFile reports whether the entry name of d, at path, is a served
+// regular file, and if so its identity; the selector is asked first, so an
+// unserved name is never stat'ed.
+func (w *walk) scopeFile(d *confine.Dir, path, name string) (*scopedFile, bool) {
+	if !w.r.sel.FileSelected(path) {
+		return nil, false
+	}
+	id, err := d.Stat(name)
+	if err != nil || id.Kind() != confine.KindFile || (w.r.lim.MaxFileBytes > 0 && id.Size > w.r.lim.MaxFileBytes) {
+		return nil, false
+	}
+	return &scopedFile{path: path, id: id}, true
 }
 
 func display(p string) string {

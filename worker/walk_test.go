@@ -42,7 +42,8 @@ func TestWalkCancelled(t *testing.T) {
 				cancel()
 			}
 			w := r.newWalk(ctx)
-			_, d, err := w.openScope(scope)
+			sc, err := w.openScope(scope, false)
+			d := sc.d
 			if after == 0 {
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("%s: a walk cancelled before it started: %v", scope, err)
