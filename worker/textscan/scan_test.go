@@ -395,7 +395,7 @@ func TestEmitStop(t *testing.T) {
 // start, whatever the budget; and the budget is never overrun.
 func TestLongLine(t *testing.T) {
 	line := bytes.Repeat([]byte("abcdefgh"), (5*readChunk/2)/8)
-	copy(line[readChunk-3:], "NEEDLE")   // straddles the first buffer's edge
+	copy(line[readChunk-3:], "NEEDLE")    // straddles the first buffer's edge
 	copy(line[2*readChunk+10:], "NEEDLE") // later in the same line
 	text := append([]byte("first NEEDLE\n"), line...)
 	text = append(text, "\nlast NEEDLE\n"...)
