@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"path/filepath"
@@ -13,7 +12,12 @@ import (
 	"github.com/fsmcp/fsmcp/worker/cursor"
 )
 
-const invalidCursor = "invalid cursor: pass next_cursor exactly as returned, with the same tool and arguments, or start without a cursor"
+// The cursor refusals of the wire contract.
+const (
+	invalidCursor  = "cursor is not valid"
+	otherTraversal = "cursor was issued for a different traversal"
+	badPosition    = "cursor position is not valid"
+)
 
 // cursorCase is one paging call of each tool and its first page's cursor.
 type cursorCase struct {
@@ -58,17 +62,21 @@ func firstCursors(t *testing.T, cs *mcp.ClientSession) []cursorCase {
 	return cases
 }
 
-// respellings are other spellings of tok that a lenient decoder might take
-// for the same bytes, or near misses of it.
+// respellings are other spellings of tok (<body>.<signature>, each part
+// unpadded base64url) that a lenient decoder might take for the same
+// bytes, or near misses of it.
 func respellings(tok string) map[string]string {
-	raw, _ := base64.RawURLEncoding.DecodeString(tok)
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	last := strings.IndexByte(alphabet, tok[len(tok)-1])
+	bodyPart, sigPart, _ := strings.Cut(tok, ".")
+	body, _ := base64.RawURLEncoding.DecodeString(bodyPart)
+	sig, _ := base64.RawURLEncoding.DecodeString(sigPart)
+	both := func(enc *base64.Encoding) string { return enc.EncodeToString(body) + "." + enc.EncodeToString(sig) }
 	out := map[string]string{
-		"padded":         base64.URLEncoding.EncodeToString(raw),
+		"padded":         both(base64.URLEncoding),
 		"one pad":        tok + "=",
-		"std alphabet":   base64.StdEncoding.EncodeToString(raw),
-		"std unpadded":   base64.RawStdEncoding.EncodeToString(raw),
+		"pad before dot": bodyPart + "=." + sigPart,
+		"std alphabet":   both(base64.StdEncoding),
+		"std unpadded":   both(base64.RawStdEncoding),
 		"leading space":  " " + tok,
 		"trailing space": tok + " ",
 		"newline inside": tok[:10] + "\n" + tok[10:],
@@ -77,19 +85,33 @@ func respellings(tok string) map[string]string {
 		"truncated":      tok[:len(tok)-1],
 		"extended":       tok + "A",
 		"doubled":        tok + tok,
+		"no dot":         bodyPart + sigPart,
+		"two dots":       bodyPart + ".." + sigPart,
+		"parts swapped":  sigPart + "." + bodyPart,
+		"body only":      bodyPart,
+		"signature only": "." + sigPart,
 		"percent-quoted": strings.ReplaceAll(strings.ReplaceAll(tok, "-", "%2D"), "_", "%5F"),
-		"hex of bytes":   strings.ToUpper(strings.TrimRight(base64.RawURLEncoding.EncodeToString(raw[:len(raw)/2]), "=")),
+		"hex of bytes":   strings.ToUpper(base64.RawURLEncoding.EncodeToString(body[:len(body)/2])),
 	}
-	// The unused low bits of the final character, set: the same bytes to
-	// a lenient decoder.
-	if spare := len(raw) % 3; spare != 0 {
-		out["spare bits set"] = tok[:len(tok)-1] + string(alphabet[last|1])
+	// The unused low bits of a part's final character, set: the same
+	// bytes to a lenient decoder.
+	for name, part := range map[string]string{"body": bodyPart, "signature": sigPart} {
+		if len(part)%4 != 0 {
+			last := strings.IndexByte(alphabet, part[len(part)-1])
+			alt := part[:len(part)-1] + string(alphabet[last|1])
+			out["spare bits set in "+name] = strings.Replace(tok, part, alt, 1)
+		}
 	}
-	// Each byte of the tag and body flipped in turn (a sample).
-	for _, i := range []int{0, len(raw) / 2, len(raw) - sha256.Size, len(raw) - 1} {
-		b := append([]byte(nil), raw...)
+	// Bytes of the body and the signature flipped in turn (a sample).
+	for _, i := range []int{0, len(body) / 2, len(body) - 1} {
+		b := append([]byte(nil), body...)
 		b[i] ^= 0x01
-		out["bit flip at "+itoa(i)] = base64.RawURLEncoding.EncodeToString(b)
+		out["body bit flip at "+itoa(i)] = base64.RawURLEncoding.EncodeToString(b) + "." + sigPart
+	}
+	for _, i := range []int{0, len(sig) - 1} {
+		b := append([]byte(nil), sig...)
+		b[i] ^= 0x01
+		out["signature bit flip at "+itoa(i)] = bodyPart + "." + base64.RawURLEncoding.EncodeToString(b)
 	}
 	return out
 }
@@ -128,18 +150,22 @@ func TestAttackCursorCrossBinding(t *testing.T) {
 	a := detWorker(t, root, key, append(args, "--name", "alpha")...)
 	cases := firstCursors(t, a)
 	tried := 0
-	refused := func(cs *mcp.ClientSession, tool string, args map[string]any, why string) {
+	refusedAs := func(want string, cs *mcp.ClientSession, tool string, args map[string]any, why string) {
 		t.Helper()
 		tried++
-		if r := call(t, cs, tool, args); r.text != invalidCursor {
-			t.Errorf("%s: %s: isError=%v %q", why, tool, r.isError, r.text)
+		if r := call(t, cs, tool, args); r.text != want {
+			t.Errorf("%s: %s: isError=%v %q, want %q", why, tool, r.isError, r.text, want)
 		}
+	}
+	refused := func(cs *mcp.ClientSession, tool string, args map[string]any, why string) {
+		t.Helper()
+		refusedAs(invalidCursor, cs, tool, args, why)
 	}
 	// Every other tool, its arguments made to fit.
 	for _, c := range cases {
 		for _, other := range cases {
 			if other.tool != c.tool {
-				refused(a, other.tool, other.with(c.tok), "cursor of "+c.tool)
+				refusedAs(otherTraversal, a, other.tool, other.with(c.tok), "cursor of "+c.tool)
 			}
 		}
 	}
@@ -160,12 +186,12 @@ func TestAttackCursorCrossBinding(t *testing.T) {
 	} {
 		c := cases[tc.c]
 		tc.args["cursor"] = c.tok
-		refused(a, c.tool, tc.args, "other arguments")
+		refusedAs(otherTraversal, a, c.tool, tc.args, "other arguments")
 	}
 	// Another root name with the same key on the same tree.
 	b := detWorker(t, root, key, append(args, "--name", "beta")...)
 	for _, c := range cases {
-		refused(b, c.tool, c.with(c.tok), "another root name")
+		refusedAs(otherTraversal, b, c.tool, c.with(c.tok), "another root name")
 	}
 	// The same name and key in another process: deterministic cursors
 	// resume (that is their point).
@@ -236,13 +262,17 @@ func TestAttackCursorForged(t *testing.T) {
 	cases := firstCursors(t, cs)
 	codec, _ := cursor.New(key, "root")
 	thief, _ := cursor.New(cursor.RandomKey(), "root")
+	// The position a cursor carries, from its body.
 	body := func(tok string) map[string]any {
-		raw, _ := base64.RawURLEncoding.DecodeString(tok)
-		var m map[string]any
-		if err := json.Unmarshal(raw[:len(raw)-sha256.Size], &m); err != nil {
-			t.Fatalf("cursor body: %v", err)
+		bodyPart, _, _ := strings.Cut(tok, ".")
+		raw, _ := base64.RawURLEncoding.DecodeString(bodyPart)
+		var e struct {
+			P map[string]any `json:"p"`
 		}
-		return m
+		if err := json.Unmarshal(raw, &e); err != nil || e.P == nil {
+			t.Fatalf("cursor body %q: %v", raw, err)
+		}
+		return e.P
 	}
 	// The scopes the worker binds, as it builds them.
 	scopes := map[string]cursor.Scope{
@@ -252,7 +282,7 @@ func TestAttackCursorForged(t *testing.T) {
 		"read_text_file": {Tool: "read_text_file", Args: map[string]any{"path": "f.txt", "start_line": 1}},
 	}
 	// Body fields in the order the worker writes them.
-	order := map[string][]string{"list_directory": {"n", "s"}, "search_files": {"n", "s"}, "search_text": {"f", "o", "l", "s"}, "read_text_file": {"o", "s"}}
+	order := map[string][]string{"list_directory": {"n", "s"}, "search_files": {"n", "s"}, "search_text": {"f", "o", "l", "ls", "k", "s"}, "read_text_file": {"o", "s"}}
 	sign := func(c *cursor.Codec, tool string, b map[string]any) string {
 		var parts []string
 		for _, k := range order[tool] {
@@ -291,21 +321,22 @@ func TestAttackCursorForged(t *testing.T) {
 		body map[string]any
 		want string
 	}{
-		{0, edit(cases[0], "n", 21), invalidCursor},
-		{0, edit(cases[0], "n", -1), invalidCursor},
-		{0, edit(cases[0], "n", 1e18), invalidCursor},
+		{0, edit(cases[0], "n", 21), badPosition},
+		{0, edit(cases[0], "n", -1), badPosition},
+		{0, edit(cases[0], "n", 1e18), badPosition},
 		{0, edit(cases[0], "s", "0"), changed},
 		{0, edit(cases[0], "n", "3"), invalidCursor},
-		{1, edit(cases[1], "n", 1<<40), invalidCursor},
-		{2, edit(cases[2], "f", 999), invalidCursor},
-		{2, edit(cases[2], "f", -1), invalidCursor},
-		{2, edit(cases[2], "o", -5), invalidCursor},
-		{2, edit(cases[2], "o", 1<<40), invalidCursor},
-		{2, edit(cases[2], "l", -7), invalidCursor},
+		{1, edit(cases[1], "n", 1<<40), badPosition},
+		{2, edit(cases[2], "f", 999), badPosition},
+		{2, edit(cases[2], "f", -1), badPosition},
+		{2, edit(cases[2], "o", -5), badPosition},
+		{2, edit(cases[2], "o", 1<<40), badPosition},
+		{2, edit(cases[2], "l", -7), badPosition},
+		{2, edit(cases[2], "ls", 1<<40), badPosition},
 		{2, edit(cases[2], "s", nil), changed},
-		{3, edit(cases[3], "o", size+1), invalidCursor},
-		{3, edit(cases[3], "o", -1), invalidCursor},
-		{3, edit(cases[3], "o", 1<<62), invalidCursor},
+		{3, edit(cases[3], "o", size+1), badPosition},
+		{3, edit(cases[3], "o", -1), badPosition},
+		{3, edit(cases[3], "o", 1<<62), badPosition},
 		// Inside "é": the bytes there are not text, so none is served.
 		{3, edit(cases[3], "o", 8), "file is not valid UTF-8"},
 		{3, edit(cases[3], "s", "1:"+strings.Repeat("0", 64)), changed},

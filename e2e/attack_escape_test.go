@@ -248,7 +248,7 @@ func TestAttackEscapeSpellings(t *testing.T) {
 		r := ok(t, cs, "list_directory", map[string]any{"path": d, "limit": 1000})
 		check("list "+d, r)
 		for _, e := range items[entryItem](t, r) {
-			if e.Type == "directory" {
+			if e.Kind == "directory" {
 				dirs = append(dirs, e.Path)
 			} else {
 				files = append(files, e.Path)

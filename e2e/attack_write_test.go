@@ -143,7 +143,7 @@ func checkTempsUnserved(t *testing.T, root string, names []string) int {
 			temps = append(temps, e.Name())
 		}
 	}
-	r := ok(t, cs, "list_directory", nil)
+	r := ok(t, cs, "list_directory", map[string]any{})
 	if got, want := paths(items[entryItem](t, r)), strings.Join(func() []string {
 		var out []string
 		for _, n := range names {

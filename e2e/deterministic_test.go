@@ -130,8 +130,8 @@ func TestDeterministicPathOnlyListings(t *testing.T) {
 			if string(ra.page.Items[0]) != string(rb.page.Items[0]) || ra.page.ContentHash != rb.page.ContentHash {
 				t.Fatalf("processes disagree: %s vs %s", ra.page.Items[0], rb.page.Items[0])
 			}
-			fails(t, other, tc.tool, resume, "invalid cursor")
-			fails(t, plain, tc.tool, resume, "invalid cursor")
+			fails(t, other, tc.tool, resume, "cursor is not valid")
+			fails(t, plain, tc.tool, resume, "cursor is not valid")
 			// A path change fails it.
 			os.WriteFile(filepath.Join(root, "d/f1000.txt"), []byte("x"), 0o644)
 			fails(t, b, tc.tool, resume, changed)
@@ -204,8 +204,8 @@ func TestDeterministicReadBinding(t *testing.T) {
 	})
 	t.Run("other key or default mode refuses it", func(t *testing.T) {
 		tok := first(t)
-		fails(t, detWorker(t, root, newKey(t, 32)), "read_text_file", args(tok), "invalid cursor")
-		fails(t, worker(t, root, "--include", "**"), "read_text_file", args(tok), "invalid cursor")
+		fails(t, detWorker(t, root, newKey(t, 32)), "read_text_file", args(tok), "cursor is not valid")
+		fails(t, worker(t, root, "--include", "**"), "read_text_file", args(tok), "cursor is not valid")
 	})
 }
 
@@ -237,8 +237,8 @@ func TestDeterministicSearchTextBinding(t *testing.T) {
 		if len(hits) != 3*1500-40 {
 			t.Fatalf("%d hits after the first page, want %d", len(hits), 3*1500-40)
 		}
-		fails(t, detWorker(t, root, newKey(t, 32)), "search_text", resume, "invalid cursor")
-		fails(t, worker(t, root, "--include", "**"), "search_text", resume, "invalid cursor")
+		fails(t, detWorker(t, root, newKey(t, 32)), "search_text", resume, "cursor is not valid")
+		fails(t, worker(t, root, "--include", "**"), "search_text", resume, "cursor is not valid")
 	})
 	edits := []struct {
 		name    string
@@ -286,14 +286,14 @@ func TestDeterministicHashBudget(t *testing.T) {
 		return detWorker(t, root, key, "--max-cursor-hash-bytes", "10000", "--max-read-bytes", "1024")
 	}
 	cs := limited()
-	r := fails(t, cs, "search_text", map[string]any{"query": "needle"}, "--max-cursor-hash-bytes")
+	r := fails(t, cs, "search_text", map[string]any{"query": "needle"}, "deterministic cursor hashing exceeds the configured byte ceiling")
 	if strings.Contains(r.text, root) {
 		t.Fatalf("error leaks the host path: %q", r.text)
 	}
 	// A refused call hashes (and caches) nothing: retrying fails alike,
 	// and so does the narrower scope that still exceeds the budget.
-	fails(t, cs, "search_text", map[string]any{"query": "needle"}, "--max-cursor-hash-bytes")
-	fails(t, cs, "search_text", map[string]any{"query": "needle", "path": "big"}, "--max-cursor-hash-bytes")
+	fails(t, cs, "search_text", map[string]any{"query": "needle"}, "deterministic cursor hashing exceeds the configured byte ceiling")
+	fails(t, cs, "search_text", map[string]any{"query": "needle", "path": "big"}, "deterministic cursor hashing exceeds the configured byte ceiling")
 	ok(t, cs, "search_text", map[string]any{"query": "needle", "path": "small"})
 	// The budget counts uncached hashing: once big/a.txt's digest is
 	// cached by a read, the whole root needs only b.txt and c.txt hashed
@@ -303,7 +303,7 @@ func TestDeterministicHashBudget(t *testing.T) {
 	ok(t, cs, "search_text", map[string]any{"query": "needle"})
 	// A single file larger than the budget cannot be read with a cursor.
 	cs2 := detWorker(t, root, key, "--max-cursor-hash-bytes", "5000", "--max-read-bytes", "1024")
-	fails(t, cs2, "read_text_file", map[string]any{"path": "big/a.txt"}, "--max-cursor-hash-bytes")
+	fails(t, cs2, "read_text_file", map[string]any{"path": "big/a.txt"}, "deterministic cursor hashing exceeds the configured byte ceiling")
 	ok(t, cs2, "read_text_file", map[string]any{"path": "small/c.txt"})
 	// Path-only listings hash nothing.
 	ok(t, cs2, "list_directory", map[string]any{"path": "big"})
@@ -336,7 +336,7 @@ func TestDefaultCursorsProcessAffine(t *testing.T) {
 				resume[k] = v
 			}
 			ok(t, a, tc.tool, resume)
-			fails(t, b, tc.tool, resume, "invalid cursor")
+			fails(t, b, tc.tool, resume, "cursor is not valid")
 		})
 	}
 }

@@ -26,12 +26,15 @@ type textHit struct {
 
 func (h textHit) String() string { return fmt.Sprintf("%s:%d:%q", h.Path, h.Line, h.Text) }
 
-// wantEvidence is the reported text of a line: no trailing CR, at most 240
+// maxEvidence is the longest text of a search_text item, in bytes.
+const maxEvidence = 1024
+
+// wantEvidence is the reported text of a line: no trailing CR, at most 1024
 // bytes, cut on a UTF-8 boundary.
 func wantEvidence(line string) string {
 	line = strings.TrimSuffix(line, "\r")
-	if len(line) > 240 {
-		cut := 240
+	if len(line) > maxEvidence {
+		cut := maxEvidence
 		for cut > 0 && !utf8.RuneStart(line[cut]) {
 			cut--
 		}
@@ -64,8 +67,9 @@ func expectHits(paths []string, files map[string]string, terms []string, fold bo
 					hit = true
 				}
 			}
-			if hit && utf8.ValidString(l) {
-				out = append(out, textHit{p, i + 1, wantEvidence(l)})
+			// A matching line is reported when its text is UTF-8.
+			if ev := wantEvidence(l); hit && utf8.ValidString(ev) {
+				out = append(out, textHit{p, i + 1, ev})
 			}
 		}
 	}
@@ -139,11 +143,11 @@ func sameHits(t *testing.T, got, want []textHit) {
 			t.Errorf("missing hit %v", h)
 		}
 	}
-	t.Fatalf("got %d hits, want %d (first difference shown above, or order differs)", len(got), len(want))
+	t.Fatalf("got %d hits, want %d (first difference shown above, or order differs)\n got %.300v\nwant %.300v", len(got), len(want), got, want)
 }
 
 func TestSearchTextItems(t *testing.T) {
-	long := "x" + strings.Repeat("é", 200) + " needle" // cut at 240 falls inside é
+	long := "x" + strings.Repeat("é", 600) + " needle" // cut at 1024 falls inside é
 	files := map[string]string{
 		"a.txt":     "one needle\ntwo\nthree NEEDLE\nneedle pin and pin needle\n",
 		"b.txt":     "crlf needle\r\nbare cr\rneedle\r\nno newline at end needle",
@@ -170,7 +174,7 @@ func TestSearchTextItems(t *testing.T) {
 			{"b.txt", 1, "crlf needle"},
 			{"b.txt", 2, "bare cr\rneedle"},
 			{"b.txt", 3, "no newline at end needle"},
-			{"b/c.txt", 2, long[:239]},
+			{"b/c.txt", 2, long[:1023]},
 			{"b/d/e.txt", 4, "needle on four"},
 			{"c.md", 1, "CAFÉ needle? no: CAFÉ"},
 		}},
@@ -182,7 +186,7 @@ func TestSearchTextItems(t *testing.T) {
 		}},
 		{"exact case", map[string]any{"query": "CAFÉ"}, []string{"CAFÉ"}, false, []textHit{{"c.md", 1, "CAFÉ needle? no: CAFÉ"}}},
 		{"prefix", map[string]any{"query": "needle", "path": "b"}, nil, false, []textHit{
-			{"b/c.txt", 2, long[:239]},
+			{"b/c.txt", 2, long[:1023]},
 			{"b/d/e.txt", 4, "needle on four"},
 		}},
 		{"no match", map[string]any{"query": "absent"}, []string{"absent"}, false, nil},
@@ -205,7 +209,7 @@ func TestSearchTextItems(t *testing.T) {
 			}
 			sameHits(t, got, want)
 			for _, h := range got {
-				if len(h.Text) > 240 || !utf8.ValidString(h.Text) || strings.HasSuffix(h.Text, "\r") {
+				if len(h.Text) > maxEvidence || !utf8.ValidString(h.Text) || strings.HasSuffix(h.Text, "\r") {
 					t.Errorf("bad evidence %v", h)
 				}
 			}
@@ -222,6 +226,22 @@ func TestSearchTextItems(t *testing.T) {
 	if len(r.obj) != 3 {
 		t.Fatalf("envelope keys %v, want items, next_cursor, content_hash", r.obj)
 	}
+	// content_hash: path NUL line NUL text LF per item.
+	if want := digest([]byte("a.txt\x004\x00needle pin and pin needle\nb/c.txt\x001\x00pin\n")); r.page.ContentHash != want {
+		t.Fatalf("content_hash %s, want %s", r.page.ContentHash, want)
+	}
+	// path may name one file; a missing, excluded or linked prefix gives
+	// the empty page.
+	if got, _, _ := searchAll(t, cs, map[string]any{"query": "needle", "path": "b.txt"}, 48000); len(got) != 3 || got[0].Path != "b.txt" {
+		t.Fatalf("search of one file: %v", got)
+	}
+	os.Symlink(filepath.Join(root, "b"), filepath.Join(root, "blink"))
+	for _, p := range []string{"nope", "blink", "blink/c.txt", "b/nope/deeper", "node_modules"} {
+		r := ok(t, cs, "search_text", map[string]any{"query": "needle", "path": p})
+		if len(r.page.Items) != 0 || r.page.NextCursor != nil || r.page.ContentHash != emptyDigest {
+			t.Errorf("search under %q = %s, want the empty page", p, r.text)
+		}
+	}
 }
 
 func TestSearchTextNotUTF8(t *testing.T) {
@@ -236,16 +256,20 @@ func TestSearchTextNotUTF8(t *testing.T) {
 		"split-rune.txt":   "needle \xe2\x82\n",
 		// NUL in the head on a line whose rune is cut by the 8 KiB mark.
 		"head-cut.txt": "needle " + strings.Repeat("a", 8190-7) + "\x00\xc3\xa9 tail\nneedle two\n",
-		// NUL in the head, the bad byte on the same line past 8 KiB: only
-		// that line is lost.
+		// NUL in the head, the bad byte on the same line past 8 KiB: the
+		// file is text, and the line's reported text is UTF-8.
 		"bad-past-head.txt": "needle \x00 " + strings.Repeat("x", 9000) + "\xff\nneedle ok\n",
+		// The bad byte within the reported text loses the line.
+		"bad-in-evidence.txt": "needle " + strings.Repeat("x", 1000) + "\xff" + strings.Repeat("x", 2000) + "\nneedle ok\n",
 	}
 	root := tree(t, files)
 	cs := worker(t, root, "--include", "**")
 	got, _, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 48000)
 	want := []textHit{
+		{"bad-in-evidence.txt", 2, "needle ok"},
 		{"bad-line.txt", 1, "needle ok"},
 		{"bad-line.txt", 3, "needle after"},
+		{"bad-past-head.txt", 1, wantEvidence(files["bad-past-head.txt"])},
 		{"bad-past-head.txt", 2, "needle ok"},
 		{"head-cut.txt", 1, wantEvidence(files["head-cut.txt"])},
 		{"head-cut.txt", 2, "needle two"},
@@ -258,14 +282,14 @@ func TestSearchTextNotUTF8(t *testing.T) {
 	sameHits(t, got, want)
 }
 
-// TestSearchTextGiantLine: a line longer than the scanner's 1 MiB window,
-// with the match straddling the window boundary, is reported once, under a
-// small and a large scan budget.
+// TestSearchTextGiantLine: a line longer than several scan budgets and read
+// buffers, with matches straddling the buffer edges, is reported once, with
+// the first 1024 bytes of the line, under a small and a large scan budget.
 func TestSearchTextGiantLine(t *testing.T) {
-	const w = 1 << 20
-	giant := strings.Repeat("a", w-3) + "needle" + strings.Repeat("b", w/2) + "\n"
+	const w = 1 << 18
+	giant := strings.Repeat("a", w-3) + "needle" + strings.Repeat("b", w/2) + "needle" + strings.Repeat("c", 3*w) + "\n"
 	root := tree(t, map[string]string{"g.txt": "needle first\n" + giant + "needle last\n"})
-	want := []textHit{{"g.txt", 1, "needle first"}, {"g.txt", 2, strings.Repeat("a", 240)}, {"g.txt", 3, "needle last"}}
+	want := []textHit{{"g.txt", 1, "needle first"}, {"g.txt", 2, strings.Repeat("a", maxEvidence)}, {"g.txt", 3, "needle last"}}
 	for _, scan := range []string{"16384", "4194304"} {
 		cs := worker(t, root, "--include", "**", "--max-scan-bytes", scan)
 		got, _, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 48000)
@@ -285,29 +309,30 @@ func TestSearchTextQueryRules(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"nothing", map[string]any{}, "query"},
-		{"empty query", map[string]any{"query": ""}, "query"},
-		{"both", map[string]any{"query": "a", "any_of": []string{"b"}}, "not both"},
-		{"empty any_of", map[string]any{"any_of": []string{}}, "any_of"},
-		{"17 terms", map[string]any{"any_of": many}, "16"},
-		{"empty term", map[string]any{"any_of": []string{"a", ""}}, "empty"},
-		{"newline", map[string]any{"query": "a\nb"}, "line"},
-		{"cr", map[string]any{"query": "a\rb"}, "line"},
-		{"newline in any_of", map[string]any{"any_of": []string{"a", "b\n"}}, "line"},
-		{"too long", map[string]any{"query": strings.Repeat("q", 1025)}, "1024"},
-		{"too long in any_of", map[string]any{"any_of": []string{"a", strings.Repeat("q", 1025)}}, "1024"},
-		{"bad limit", map[string]any{"query": "a", "limit": 0}, "limit"},
-		{"garbage cursor", map[string]any{"query": "a", "cursor": "xyz"}, "invalid cursor"},
-		{"missing path", map[string]any{"query": "a", "path": "nope"}, "no served directory"},
-		{"escaping path", map[string]any{"query": "a", "path": "../x"}, ""},
+		{"nothing", map[string]any{}, "query must be a non-empty string"},
+		{"empty query", map[string]any{"query": ""}, "query must be a non-empty string"},
+		{"both", map[string]any{"query": "a", "any_of": []string{"b"}}, "pass either query or any_of, not both"},
+		{"empty any_of", map[string]any{"any_of": []string{}}, "any_of must be a non-empty array of strings"},
+		{"17 terms", map[string]any{"any_of": many}, "any_of accepts at most 16 terms"},
+		{"empty term", map[string]any{"any_of": []string{"a", ""}}, "query must be a non-empty string"},
+		{"newline", map[string]any{"query": "a\nb"}, "query must be one line of at most 256 UTF-8 bytes"},
+		{"cr", map[string]any{"query": "a\rb"}, "query must be one line of at most 256 UTF-8 bytes"},
+		{"newline in any_of", map[string]any{"any_of": []string{"a", "b\n"}}, "query must be one line of at most 256 UTF-8 bytes"},
+		{"too long", map[string]any{"query": strings.Repeat("q", 257)}, "query must be one line of at most 256 UTF-8 bytes"},
+		{"too long in any_of", map[string]any{"any_of": []string{"a", strings.Repeat("é", 129)}}, "query must be one line of at most 256 UTF-8 bytes"},
+		{"bad limit", map[string]any{"query": "a", "limit": 0}, "Input validation error: Invalid arguments for tool search_text: limit"},
+		{"garbage cursor", map[string]any{"query": "a", "cursor": "xyz"}, "cursor is not valid"},
+		{"escaping path", map[string]any{"query": "a", "path": "../x"}, "path is not a relative path inside the root"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fails(t, cs, "search_text", tt.args, tt.want)
+			if r := fails(t, cs, "search_text", tt.args, tt.want); !strings.HasPrefix(tt.want, "Input") && r.text != tt.want {
+				t.Errorf("%q, want exactly %q", r.text, tt.want)
+			}
 		})
 	}
 	// The bounds themselves are accepted.
-	ok(t, cs, "search_text", map[string]any{"query": strings.Repeat("q", 1024)})
+	ok(t, cs, "search_text", map[string]any{"query": strings.Repeat("é", 128)})
 	ok(t, cs, "search_text", map[string]any{"any_of": many[:16]})
 }
 
@@ -450,11 +475,11 @@ func TestSearchTextCursorBinding(t *testing.T) {
 			with(tok, "query", nil, "any_of", []string{"needle", "x"}),
 			with(tok, "path", ""),
 		} {
-			fails(t, cs, "search_text", a, "invalid cursor")
+			fails(t, cs, "search_text", a, "cursor was issued for a different traversal")
 		}
 		// The same terms spelled differently are the same search.
 		ok(t, cs, "search_text", with(tok, "query", nil, "any_of", []string{"needle"}))
-		fails(t, cs, "search_files", map[string]any{"query": "needle", "cursor": tok}, "invalid cursor")
+		fails(t, cs, "search_files", map[string]any{"query": "needle", "cursor": tok}, "cursor was issued for a different traversal")
 		ok(t, cs, "search_text", with(tok)) // still good
 	})
 	t.Run("limit may change", func(t *testing.T) {

@@ -40,7 +40,7 @@ func readAll(t *testing.T, cs *mcp.ClientSession, args map[string]any, ceiling i
 			next = c.ByteOffset + int64(len(c.Text))
 			page.WriteString(c.Text)
 		}
-		if r.page.ContentHash != sha([]byte(page.String())) {
+		if r.page.ContentHash != digest([]byte(page.String())) {
 			t.Fatalf("page %d: content_hash is not SHA-256 of its text", pages)
 		}
 		size, _ := json.Marshal(r.raw)
@@ -143,11 +143,17 @@ func TestReadStartLine(t *testing.T) {
 	}
 	fails(t, cs, "read_text_file", map[string]any{"path": "data.csv"}, "file is not valid UTF-8")
 	// The cursor is bound to start_line.
-	fails(t, cs, "read_text_file", map[string]any{"path": "data.csv", "start_line": 3, "cursor": *r.page.NextCursor}, "invalid cursor")
+	fails(t, cs, "read_text_file", map[string]any{"path": "data.csv", "start_line": 3, "cursor": *r.page.NextCursor}, "cursor was issued for a different traversal")
 	// Seeking is charged against --max-scan-bytes.
-	fails(t, cs, "read_text_file", map[string]any{"path": "data.csv", "start_line": 4900}, "--max-scan-bytes")
-	fails(t, cs, "read_text_file", map[string]any{"path": "short.txt", "start_line": 3}, "past the end")
-	fails(t, cs, "read_text_file", map[string]any{"path": "short.txt", "start_line": 0}, "start_line")
+	fails(t, cs, "read_text_file", map[string]any{"path": "data.csv", "start_line": 4900}, "start_line is further into the file than one page may scan")
+	// Past the end: the empty page, with no cursor.
+	for _, line := range []any{3, 4, 1e15} {
+		r := ok(t, cs, "read_text_file", map[string]any{"path": "short.txt", "start_line": line})
+		if len(r.page.Items) != 0 || r.page.NextCursor != nil || r.page.ContentHash != emptyDigest {
+			t.Errorf("start_line %v past the end = %s, want the empty page", line, r.text)
+		}
+	}
+	fails(t, cs, "read_text_file", map[string]any{"path": "short.txt", "start_line": 0}, "start_line must be a positive integer")
 	r = ok(t, cs, "read_text_file", map[string]any{"path": "short.txt", "start_line": 2})
 	if c := items[chunkItem](t, r); len(c) != 1 || c[0].Text != "b\n" || c[0].ByteOffset != 2 {
 		t.Fatalf("start_line 2 of short.txt = %+v", c)
@@ -186,7 +192,7 @@ func TestReadCursorStateBinding(t *testing.T) {
 	tok := *r.page.NextCursor
 	os.WriteFile(filepath.Join(root, "other.txt"), []byte("changed"), 0o644)
 	ok(t, cs, "read_text_file", map[string]any{"path": "f.txt", "cursor": tok})
-	fails(t, cs, "read_text_file", map[string]any{"path": "other.txt", "cursor": tok}, "invalid cursor")
+	fails(t, cs, "read_text_file", map[string]any{"path": "other.txt", "cursor": tok}, "cursor was issued for a different traversal")
 	// Same bytes, new file: physical identity changed, so the cursor fails
 	// in the default mode.
 	tmp := filepath.Join(root, "f.new")
@@ -196,31 +202,40 @@ func TestReadCursorStateBinding(t *testing.T) {
 }
 
 func TestReadRefusals(t *testing.T) {
-	root := tree(t, map[string]string{"a.txt": "a", "dir/b.txt": "b", ".env": "S=1", "lib/x.go": "x"})
+	root := tree(t, map[string]string{"a.txt": "a", "dir/b.txt": "b", ".env": "S=1", "lib/x.go": "x", "docs/d.md": "d"})
 	os.Symlink(filepath.Join(root, "a.txt"), filepath.Join(root, "link.txt"))
 	os.Symlink(filepath.Join(root, "dir"), filepath.Join(root, "linkdir"))
-	cs := worker(t, root, "--include", "**", "--exclude", "lib/**")
+	cs := worker(t, root, "--include", "*.txt", "--include", "dir/**", "--include", "lib/**", "--include", "linkdir/**", "--exclude", "lib/**")
 	for _, tt := range []struct{ path, want string }{
-		{"missing.txt", "no served file"},
-		{"dir", "no served file"},
-		{".env", "no served file"},
-		{"lib/x.go", "no served file"},
-		{"", "no served file"},
-		{"link.txt", "symbolic link"},
-		{"linkdir/b.txt", "symbolic link"},
-		{"../a.txt", "."},
-		{"/etc/passwd", "relative"},
+		{"missing.txt", "path is not a readable regular file"},
+		{"dir", "path is not served by this root"},
+		{"dir/missing.txt", "path is not a readable regular file"},
+		{"link.txt", "path is not a readable regular file"},
+		{".env", "path matches an --exclude pattern of this root"},
+		{"lib/x.go", "path matches an --exclude pattern of this root"},
+		{"lib/missing.go", "path matches an --exclude pattern of this root"},
+		{"docs/d.md", "path is not served by this root"},
+		{"linkdir/b.txt", "path is not served by this root"},
+		{"../a.txt", "path is not a relative path inside the root"},
+		{"/etc/passwd", "path is not a relative path inside the root"},
 	} {
 		r := fails(t, cs, "read_text_file", map[string]any{"path": tt.path}, tt.want)
-		if strings.Contains(r.text, root) {
-			t.Errorf("error leaks the host path: %q", r.text)
+		if r.text != tt.want {
+			t.Errorf("read %q: %q, want exactly %q", tt.path, r.text, tt.want)
 		}
 	}
-	for _, bad := range []map[string]any{{}, {"path": 1}, {"path": "a.txt", "start_line": "x"}, {"path": "a.txt", "limit": 0}, {"path": "a.txt", "limit": 513}} {
-		if r := call(t, cs, "read_text_file", bad); !r.isError {
-			t.Errorf("read %v accepted", bad)
-		}
+	// A trailing slash is dropped, as everywhere.
+	ok(t, cs, "read_text_file", map[string]any{"path": "a.txt/"})
+	for _, bad := range []map[string]any{{}, {"path": ""}, {"path": 1}, {"path": "a.txt", "limit": 0}, {"path": "a.txt", "limit": 9}, {"path": "a.txt", "limit": nil}} {
+		fails(t, cs, "read_text_file", bad, "Input validation error: Invalid arguments for tool read_text_file: ")
 	}
+	// The read limit defaults to, and is bounded by, ceil(--max-read-bytes/2048).
+	cs = worker(t, tree(t, map[string]string{"big.txt": strings.Repeat("x", 20000)}), "--include", "**", "--max-read-bytes", "5000")
+	if r := ok(t, cs, "read_text_file", map[string]any{"path": "big.txt"}); len(r.page.Items) != 3 {
+		t.Errorf("default limit gave %d chunks, want 3", len(r.page.Items))
+	}
+	ok(t, cs, "read_text_file", map[string]any{"path": "big.txt", "limit": 3})
+	fails(t, cs, "read_text_file", map[string]any{"path": "big.txt", "limit": 4}, "Input validation error: Invalid arguments for tool read_text_file: limit")
 }
 
 // TestResultCeilingWorstCase fills a page with characters that escape the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -20,17 +21,35 @@ const changedReading = "filesystem changed while reading"
 // overlapped the page's reads.
 func refusedAsChanged(text string) bool { return text == changed || text == changedReading }
 
+// entryItem is a list_directory item.
 type entryItem struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
 	Path string `json:"path"`
-	Type string `json:"type"`
 }
 
 func paths(es []entryItem) string {
 	var s []string
 	for _, e := range es {
-		s = append(s, e.Path+":"+e.Type)
+		s = append(s, e.Path+":"+e.Kind)
 	}
 	return strings.Join(s, " ")
+}
+
+// digest is a content_hash: "sha256:" and the SHA-256 of b in hex.
+func digest(b []byte) string { return "sha256:" + sha(b) }
+
+// emptyDigest is the content_hash of an empty page.
+const emptyDigest = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// listDigest is the content_hash of a listing page: kind, NUL, path, LF
+// per item.
+func listDigest(es []entryItem) string {
+	var b []byte
+	for _, e := range es {
+		b = append(b, e.Kind+"\x00"+e.Path+"\n"...)
+	}
+	return digest(b)
 }
 
 func TestListDirectory(t *testing.T) {
@@ -49,36 +68,47 @@ func TestListDirectory(t *testing.T) {
 	})
 	os.Mkdir(filepath.Join(root, "void"), 0o755)
 	cs := worker(t, root, "--include", "**", "--exclude", "**/*.bin", "--exclude", "secrets")
+	os.Symlink(filepath.Join(root, "lib"), filepath.Join(root, "link"))
 	tests := []struct {
-		path, want string
+		path, dir, want string
 	}{
-		{"", "a.txt:file a:directory b.md:file lib:directory"},
-		{".", "a.txt:file a:directory b.md:file lib:directory"},
-		{"lib", "lib/deep:directory lib/x.ts:file"},
-		{"lib/deep", "lib/deep/y.ts:file"},
+		// Sorted by name, bytewise: "a" before "a.txt".
+		{"", "", "a:directory a.txt:file b.md:file lib:directory"},
+		{".", "", "a:directory a.txt:file b.md:file lib:directory"},
+		{"lib", "lib", "lib/deep:directory lib/x.ts:file"},
+		{"lib/", "lib", "lib/deep:directory lib/x.ts:file"},
+		{"lib//deep/", "lib/deep", "lib/deep/y.ts:file"},
+		{"lib/deep", "lib/deep", "lib/deep/y.ts:file"},
 	}
 	for _, tt := range tests {
 		r := ok(t, cs, "list_directory", map[string]any{"path": tt.path})
-		if got := paths(items[entryItem](t, r)); got != tt.want {
+		es := items[entryItem](t, r)
+		if got := paths(es); got != tt.want {
 			t.Errorf("list %q = %s, want %s", tt.path, got, tt.want)
+		}
+		for _, e := range es {
+			if want := strings.TrimPrefix(tt.dir+"/"+e.Name, "/"); e.Path != want {
+				t.Errorf("item %+v: path is not the prefix joined with the name", e)
+			}
 		}
 		if r.page.NextCursor != nil {
 			t.Errorf("list %q has a next cursor", tt.path)
 		}
-		b, _ := json.Marshal(r.page.Items)
-		if r.page.ContentHash != sha(b) {
-			t.Errorf("content_hash %s is not the SHA-256 of the items", r.page.ContentHash)
+		if r.page.ContentHash != listDigest(es) {
+			t.Errorf("content_hash %s is not the digest of kind NUL path LF per item", r.page.ContentHash)
+		}
+		checkPageText(t, r, es)
+	}
+	// Unserved, excluded, empty, missing, linked directories and files all
+	// answer with the same empty page.
+	for _, p := range []string{"empty", "void", "node_modules", "NODE_MODULES", "secrets", ".git", "only-excluded", "nope", "a.txt", "link", "link/deep", "nope/deeper"} {
+		r := ok(t, cs, "list_directory", map[string]any{"path": p})
+		if len(r.page.Items) != 0 || r.page.NextCursor != nil || r.page.ContentHash != emptyDigest {
+			t.Errorf("list %q = %s, want the empty page", p, r.text)
 		}
 	}
-	// Unserved, excluded, empty and missing directories all answer alike.
-	for _, p := range []string{"empty", "void", "node_modules", "NODE_MODULES", "secrets", ".git", "only-excluded", "nope", "a.txt"} {
-		fails(t, cs, "list_directory", map[string]any{"path": p}, "no served directory")
-	}
-	for _, p := range []string{"../x", "/etc", "./lib", "lib/.", `lib\deep`, "lib//deep", "C:/x", "a\x00b"} {
-		r := call(t, cs, "list_directory", map[string]any{"path": p})
-		if !r.isError || strings.Contains(r.text, root) {
-			t.Errorf("list %q: %v %q", p, r.isError, r.text)
-		}
+	for _, p := range []string{"../x", "/etc", "./lib", "lib/.", `lib\deep`, "C:/x", "a\x00b", strings.Repeat("a", 1025)} {
+		fails(t, cs, "list_directory", map[string]any{"path": p}, "path is not a relative path inside the root")
 	}
 }
 
@@ -114,19 +144,29 @@ func TestListPagingAndCursorBinding(t *testing.T) {
 		t.Fatalf("paged %d entries over %d pages, want 250 over 7", len(all), pages)
 	}
 	for i := 1; i < len(all); i++ {
-		if all[i-1].Path >= all[i].Path {
-			t.Fatalf("not sorted at %d: %q >= %q", i, all[i-1].Path, all[i].Path)
+		if all[i-1].Name >= all[i].Name {
+			t.Fatalf("not sorted at %d: %q >= %q", i, all[i-1].Name, all[i].Name)
 		}
+	}
+	// A limit over 200 is clamped, not refused.
+	if r := ok(t, cs, "list_directory", map[string]any{"path": "d", "limit": 5000}); len(r.page.Items) != 200 {
+		t.Errorf("limit 5000 gave %d items, want 200", len(r.page.Items))
+	}
+	if r := ok(t, cs, "list_directory", map[string]any{"path": "d"}); len(r.page.Items) != 200 {
+		t.Errorf("no limit gave %d items, want 200", len(r.page.Items))
 	}
 	first := ok(t, cs, "list_directory", map[string]any{"path": "d", "limit": 10})
 	tok := *first.page.NextCursor
-	// Bound to tool, arguments and root.
-	fails(t, cs, "list_directory", map[string]any{"path": "", "cursor": tok}, "invalid cursor")
-	fails(t, cs, "search_files", map[string]any{"query": "f", "cursor": tok}, "invalid cursor")
-	fails(t, cs, "list_directory", map[string]any{"path": "d", "cursor": tok + "A"}, "invalid cursor")
-	fails(t, cs, "list_directory", map[string]any{"path": "d", "cursor": strings.TrimRight(tok, "A") + "="}, "invalid cursor")
+	if body, sig, found := strings.Cut(tok, "."); !found || !unpaddedB64URL(body) || !unpaddedB64URL(sig) {
+		t.Fatalf("cursor %q is not <body>.<signature> in unpadded base64url", tok)
+	}
+	// Bound to tool, arguments and root; spelled exactly as issued.
+	fails(t, cs, "list_directory", map[string]any{"path": "", "cursor": tok}, "cursor was issued for a different traversal")
+	fails(t, cs, "search_files", map[string]any{"query": "f", "cursor": tok}, "cursor was issued for a different traversal")
+	fails(t, cs, "list_directory", map[string]any{"path": "d", "cursor": tok + "A"}, "cursor is not valid")
+	fails(t, cs, "list_directory", map[string]any{"path": "d", "cursor": tok + "="}, "cursor is not valid")
 	other := worker(t, root, "--include", "**", "--name", "alpha")
-	fails(t, other, "list_directory", map[string]any{"path": "d", "cursor": tok}, "invalid cursor")
+	fails(t, other, "list_directory", map[string]any{"path": "d", "cursor": tok}, "cursor is not valid")
 	// A file appearing deeper does not matter; one appearing in the listed
 	// directory does.
 	os.MkdirAll(filepath.Join(root, "d", "zz"), 0o755)
@@ -182,31 +222,23 @@ func TestSearchFiles(t *testing.T) {
 			t.Errorf("search_files %v = %v, want %s", tt.args, got, tt.want)
 		}
 	}
-	many := make([]string, 17)
-	for i := range many {
-		many[i] = "x"
+	// content_hash: path LF per item.
+	r := ok(t, cs, "search_files", map[string]any{"query": "main", "case_insensitive": true})
+	if r.page.ContentHash != digest([]byte("src/Main.go\nsrc/main_test.go\n")) {
+		t.Errorf("content_hash %s is not the digest of path LF per item", r.page.ContentHash)
 	}
-	for _, bad := range []map[string]any{
-		{},
-		{"query": ""},
-		{"any_of": []string{}},
-		{"any_of": many},
-		{"any_of": []string{"a", ""}},
-		{"query": "a", "any_of": []string{"b"}},
-		{"query": "a\nb"},
-		{"query": strings.Repeat("q", 1025)},
-		{"query": 5},
-		{"query": "a", "bogus": true},
-	} {
-		if r := call(t, cs, "search_files", bad); !r.isError {
-			t.Errorf("search_files %v accepted", bad)
+	// A prefix that is a file, missing or excluded: the empty page.
+	for _, p := range []string{"src/Main.go", "nope", "node_modules"} {
+		if r := ok(t, cs, "search_files", map[string]any{"query": "m", "path": p}); len(r.page.Items) != 0 || r.page.ContentHash != emptyDigest {
+			t.Errorf("search_files under %q = %s, want the empty page", p, r.text)
 		}
 	}
+	// The refusals' texts are walked by TestContractErrors.
 	// The matching set is bound; a matched file's contents are not.
-	r := ok(t, cs, "search_files", map[string]any{"query": "main", "case_insensitive": true, "limit": 1})
+	r = ok(t, cs, "search_files", map[string]any{"query": "main", "case_insensitive": true, "limit": 1})
 	os.WriteFile(filepath.Join(root, "src", "Main.go"), []byte("package main"), 0o644)
 	ok(t, cs, "search_files", map[string]any{"query": "main", "case_insensitive": true, "limit": 1, "cursor": *r.page.NextCursor})
-	fails(t, cs, "search_files", map[string]any{"query": "main", "cursor": *r.page.NextCursor}, "invalid cursor")
+	fails(t, cs, "search_files", map[string]any{"query": "main", "cursor": *r.page.NextCursor}, "cursor was issued for a different traversal")
 	os.WriteFile(filepath.Join(root, "src", "main2.go"), nil, 0o644)
 	fails(t, cs, "search_files", map[string]any{"query": "main", "case_insensitive": true, "limit": 1, "cursor": *r.page.NextCursor}, changed)
 }
@@ -222,23 +254,65 @@ func TestWalkCeilings(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{[]string{"--max-files", "5"}, "--max-files"},
-		{[]string{"--max-directories", "5"}, "--max-directories"},
-		{[]string{"--max-entries", "10"}, "--max-entries"},
-		{[]string{"--max-depth", "3"}, "--max-depth"},
+		{[]string{"--max-files", "5"}, "file limit exceeded"},
+		{[]string{"--max-directories", "5"}, "directory limit exceeded"},
+		{[]string{"--max-entries", "10"}, "directory entry limit exceeded"},
+		{[]string{"--max-depth", "3"}, "directory depth limit exceeded"},
 	}
 	for _, tt := range tests {
 		cs := worker(t, root, append([]string{"--include", "**"}, tt.flags...)...)
-		fails(t, cs, "search_files", map[string]any{"query": "f"}, tt.want)
+		r := fails(t, cs, "search_files", map[string]any{"query": "f"}, tt.want)
+		if r.text != tt.want {
+			t.Errorf("%v: %q, want exactly %q", tt.flags, r.text, tt.want)
+		}
 	}
+	// Depth counts from the root: listing deep/1/2/3/4 probes
+	// deep/1/2/3/4/5, depth 6 from the root (1 from the listed directory).
+	cs := worker(t, root, "--include", "**", "--max-depth", "5")
+	if r := fails(t, cs, "list_directory", map[string]any{"path": "deep/1/2/3/4"}, "directory depth limit exceeded"); r.text != "directory depth limit exceeded" {
+		t.Errorf("deep listing: %q", r.text)
+	}
+	cs = worker(t, root, "--include", "**", "--max-depth", "6")
+	ok(t, cs, "list_directory", map[string]any{"path": "deep/1/2/3/4"})
+	// The way down is charged: reaching deep/1/2/3 passes 4 directories.
+	cs = worker(t, root, "--include", "**", "--max-directories", "3")
+	fails(t, cs, "search_files", map[string]any{"query": "f", "path": "deep/1/2/3"}, "directory limit exceeded")
+	cs = worker(t, root, "--include", "**", "--max-directories", "6")
+	ok(t, cs, "search_files", map[string]any{"query": "f", "path": "deep/1/2/3"})
+}
+
+// checkPageText checks that a page's content text is its value as compact
+// JSON, keys in the contract's order (items, next_cursor, content_hash; an
+// item's name, kind, path), and the same value as structuredContent.
+func checkPageText(t testing.TB, r *result, es []entryItem) {
+	t.Helper()
+	var v struct {
+		Items       []entryItem `json:"items"`
+		NextCursor  *string     `json:"next_cursor"`
+		ContentHash string      `json:"content_hash"`
+	}
+	if err := json.Unmarshal([]byte(r.text), &v); err != nil {
+		t.Fatalf("content text %q: %v", r.text, err)
+	}
+	if again := string(mustJSON(v)); again != r.text {
+		t.Errorf("content text\n%s\nis not, in key order and compact,\n%s", r.text, again)
+	}
+	if !reflect.DeepEqual(v.Items, es) && len(es)+len(v.Items) > 0 || !reflect.DeepEqual(v.NextCursor, r.page.NextCursor) || v.ContentHash != r.page.ContentHash {
+		t.Errorf("content text %s differs from structuredContent", r.text)
+	}
+}
+
+// unpaddedB64URL reports whether s is non-empty unpadded base64url.
+func unpaddedB64URL(s string) bool {
+	return s != "" && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == ""
 }
 
 func TestMaxFileBytes(t *testing.T) {
 	root := tree(t, map[string]string{"small.txt": "abc", "big.txt": strings.Repeat("x", 100)})
 	cs := worker(t, root, "--include", "**", "--max-file-bytes", "10")
-	r := ok(t, cs, "list_directory", nil)
+	r := ok(t, cs, "list_directory", map[string]any{})
 	if got := paths(items[entryItem](t, r)); got != "small.txt:file" {
 		t.Errorf("list = %s", got)
 	}
-	fails(t, cs, "read_text_file", map[string]any{"path": "big.txt"}, "--max-file-bytes")
+	fails(t, cs, "read_text_file", map[string]any{"path": "big.txt"}, "file exceeds the configured size limit")
 }

@@ -158,7 +158,7 @@ func TestWriteKilledMidway(t *testing.T) {
 	}
 	// A killed write may leave its temp file, but it is never served.
 	cs := worker(t, root, "--include", "**", "--no-default-exclude")
-	r := ok(t, cs, "list_directory", nil)
+	r := ok(t, cs, "list_directory", map[string]any{})
 	if got := paths(items[entryItem](t, r)); got != "f.txt:file" {
 		t.Fatalf("listing after kills: %s", got)
 	}
@@ -187,7 +187,7 @@ func TestConfinementSymlinks(t *testing.T) {
 		fails(t, cs, "list_directory", map[string]any{"path": p}, "symbolic link")
 		fails(t, cs, "search_files", map[string]any{"query": "t", "path": p}, "symbolic link")
 	}
-	r := ok(t, cs, "list_directory", nil)
+	r := ok(t, cs, "list_directory", map[string]any{})
 	if got := paths(items[entryItem](t, r)); got != "real:directory" {
 		t.Errorf("links listed: %s", got)
 	}
