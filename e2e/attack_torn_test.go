@@ -135,12 +135,13 @@ func tornTree(t *testing.T, dir, state string) (list, files, hits []string) {
 		}
 		entries = append(entries, n)
 	}
-	slices.Sort(entries) // a directory sorts as its name and a slash
+	// Listings sort by name alone.
+	slices.SortFunc(entries, func(a, b string) int { return strings.Compare(strings.TrimSuffix(a, "/"), strings.TrimSuffix(b, "/")) })
 	for _, e := range entries {
 		if name, ok := strings.CutSuffix(e, "/"); ok {
-			list = append(list, string(mustJSON(map[string]any{"path": "d/" + name, "type": "directory"})))
+			list = append(list, string(mustJSON(map[string]any{"name": name, "kind": "directory", "path": "d/" + name})))
 		} else {
-			list = append(list, string(mustJSON(map[string]any{"path": "d/" + e, "type": "file"})))
+			list = append(list, string(mustJSON(map[string]any{"name": e, "kind": "file", "path": "d/" + e})))
 		}
 	}
 	return list, files, hits
@@ -319,3 +320,4 @@ type readChunk struct {
 	ByteOffset int64  `json:"byte_offset"`
 	Text       string `json:"text"`
 }
+

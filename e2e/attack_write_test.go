@@ -167,7 +167,7 @@ func checkTempsUnserved(t *testing.T, root string, names []string) int {
 		}
 	}
 	for _, n := range temps {
-		fails(t, cs, "read_text_file", map[string]any{"path": n}, `no served file at "`+n+`"`)
+		fails(t, cs, "read_text_file", map[string]any{"path": n}, "path matches an --exclude pattern of this root")
 		fails(t, cs, "write_text_file", map[string]any{"path": n, "content": "x"}, errWriteName)
 	}
 	return len(temps)

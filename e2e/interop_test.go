@@ -104,7 +104,7 @@ func TestInteropTypeScriptClient(t *testing.T) {
 				root, files, hits := interopTree(t)
 				plan := interopPlan{
 					Mode: modes[mode], Files: map[string]string{"big.txt": files["big.txt"]}, BigFile: "big.txt", Needle: "needle",
-					Listing:   []map[string]any{{"path": "a.txt", "type": "file"}, {"path": "big.txt", "type": "file"}, {"path": "sub", "type": "directory"}},
+					Listing:   []map[string]any{{"name": "a.txt", "kind": "file", "path": "a.txt"}, {"name": "big.txt", "kind": "file", "path": "big.txt"}, {"name": "sub", "kind": "directory", "path": "sub"}},
 					WritePath: "report.md",
 				}
 				written := filepath.Join(root, "report.md")
@@ -134,7 +134,7 @@ func TestInteropTypeScriptClient(t *testing.T) {
 				if !slices.Equal(rep.SearchHits, hits) {
 					t.Errorf("search_text hits %v, want %v", rep.SearchHits, hits)
 				}
-				if rep.ToolError != "path must not contain . or .. segments" {
+				if rep.ToolError != "path is not a relative path inside the root" {
 					t.Errorf("tool error %q", rep.ToolError)
 				}
 				got, err := os.ReadFile(written)

@@ -129,7 +129,7 @@ func TestSupervisorCallBadInput(t *testing.T) {
 		{"unknown tool", []string{"call", "--manifest", manifest, "reader_delete"}, 64, `unknown tool "reader_delete"; this manifest serves reader_list_directory, `},
 		{"bad manifest", []string{"call", "--manifest", bad, "x_list_directory"}, 64, bad + ":4: roots[0].path: root folder \"nowhere\" does not exist"},
 		{"unset key", []string{"call", "--manifest", keyed, "reader_list_directory"}, 64, "environment variable FSMCP_E2E_UNSET_KEY is not set"},
-		{"tool error", []string{"call", "--manifest", manifest, "reader_read_text_file", `{"path": "gone.md"}`}, 1, `reader_read_text_file: no served file at "gone.md"`},
+		{"tool error", []string{"call", "--manifest", manifest, "reader_read_text_file", `{"path": "gone.md"}`}, 1, `reader_read_text_file: path is not a readable regular file`},
 		{"tools without manifest", []string{"tools"}, 64, "usage: fsmcp-supervisor tools --manifest FILE"},
 		{"tools stray argument", []string{"tools", "--manifest", manifest, "extra"}, 64, "usage: fsmcp-supervisor tools"},
 	} {

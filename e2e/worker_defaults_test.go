@@ -29,7 +29,7 @@ func TestDefaults(t *testing.T) {
 	fails(t, cs, "write_text_file", map[string]any{"path": "w.txt", "content": strings.Repeat("x", 65537)}, "content exceeds the 65536-byte write limit")
 
 	ok(t, cs, "read_text_file", map[string]any{"path": deep})
-	fails(t, cs, "search_files", map[string]any{"query": "f.txt"}, "--max-depth is 64")
+	fails(t, cs, "search_files", map[string]any{"query": "f.txt"}, "directory depth limit exceeded")
 	cs = worker(t, root, "--include", "**", "--max-depth", "70")
 	r = ok(t, cs, "search_files", map[string]any{"query": "f.txt"})
 	if len(r.page.Items) != 2 {

@@ -85,7 +85,7 @@ async function pages(client, name, args) {
   do {
     const page = await callOk(client, name, cursor === null ? args : { ...args, cursor })
     assert.deepEqual(Object.keys(page).sort(), ['content_hash', 'items', 'next_cursor'])
-    assert.match(page.content_hash, /^[0-9a-f]{64}$/)
+    assert.match(page.content_hash, /^sha256:[0-9a-f]{64}$/)
     out.push(page)
     cursor = page.next_cursor
   } while (cursor !== null && out.length < 1000)
@@ -106,8 +106,8 @@ async function scenario() {
     const listing = await pages(client, p + 'list_directory', { path: '', limit: 1 })
     report.listPages = listing.length
     const listed = listing.flatMap((pg) => pg.items)
-    // For listings the digest covers the items array as serialized.
-    for (const pg of listing) assert.equal(pg.content_hash, sha256(JSON.stringify(pg.items)))
+    // For listings the digest covers kind, NUL, path, LF per item.
+    for (const pg of listing) assert.equal(pg.content_hash, 'sha256:' + sha256(pg.items.map((e) => `${e.kind}\0${e.path}\n`).join('')))
     assert.deepEqual(listed, plan.listing)
 
     // read_text_file one 2048-byte chunk a page; the chunks rebuild the file.
@@ -116,11 +116,14 @@ async function scenario() {
     const chunks = reads.flatMap((pg) => pg.items)
     const text = chunks.map((c) => c.text).join('')
     assert.equal(text, plan.files[plan.bigFile])
-    for (const pg of reads) assert.equal(pg.content_hash, sha256(pg.items.map((c) => c.text).join('')))
+    for (const pg of reads) assert.equal(pg.content_hash, 'sha256:' + sha256(pg.items.map((c) => c.text).join('')))
     chunks.forEach((c, i) => i > 0 && assert.ok(c.byte_offset > chunks[i - 1].byte_offset))
 
     // search_text across pages of one match each.
-    const hits = (await pages(client, p + 'search_text', { query: plan.needle, limit: 1 })).flatMap((pg) => pg.items)
+    const hitPages = await pages(client, p + 'search_text', { query: plan.needle, limit: 1 })
+    // For searches: path, NUL, line, NUL, text, LF per item.
+    for (const pg of hitPages) assert.equal(pg.content_hash, 'sha256:' + sha256(pg.items.map((h) => `${h.path}\0${h.line}\0${h.text}\n`).join('')))
+    const hits = hitPages.flatMap((pg) => pg.items)
     report.searchHits = hits.map((h) => `${h.path}:${h.line}`)
 
     // A tool error stays a result, not a protocol error.
@@ -135,8 +138,7 @@ async function scenario() {
     report.write = w
     if (plan.readBackTool) {
       const back = await callOk(client, plan.readBackTool, { path: plan.writePath })
-      // The read tools' hashes gain the sha256: prefix separately.
-      assert.equal('sha256:' + back.content_hash.replace(/^sha256:/, ''), w.content_hash)
+      assert.equal(back.content_hash, w.content_hash)
     }
   } finally {
     await client.close()

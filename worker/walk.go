@@ -323,6 +323,10 @@ func (w *walk) openScope(dir string, fileOK bool) (scope, error) {
 		}
 		path, last := dir[:i], i == len(dir)
 		name := path[strings.LastIndexByte(path, '/')+1:]
+		if len(name) > maxNameBytes {
+			d.Close()
+			return scope{}, nil // no such name can exist
+		}
 		if last && fileOK {
 			if f, ok := w.scopeFile(d, path, name); ok {
 				return scope{dir: dir, d: d, file: f}, nil
@@ -341,6 +345,9 @@ func (w *walk) openScope(dir string, fileOK bool) (scope, error) {
 	}
 	return scope{dir: dir, d: d}, nil
 }
+
+// maxNameBytes is the longest name a directory entry can have (NAME_MAX).
+const maxNameBytes = 255
 
 // scopeFile reports whether the entry name of d, at path, is a served
 // regular file, and if so its identity; the selector is asked first, so an
