@@ -320,4 +320,3 @@ type readChunk struct {
 	ByteOffset int64  `json:"byte_offset"`
 	Text       string `json:"text"`
 }
-
