@@ -136,13 +136,8 @@ func (e entry) after(i int) int {
 // returns nil, nil when the directory is gone (see gone): vanished, turned
 // into something else meanwhile, or unreadable.
 func (w *walk) enter(d *confine.Dir, path string) (*confine.Dir, error) {
-	depth := int64(strings.Count(path, "/") + 1)
-	if depth > w.r.lim.MaxDepth {
-		return nil, toolErrorf("directory depth limit exceeded")
-	}
-	w.dirs++
-	if w.dirs > w.r.lim.MaxDirectories {
-		return nil, toolErrorf("directory limit exceeded")
+	if err := w.charge(path); err != nil {
+		return nil, err
 	}
 	name := path[strings.LastIndexByte(path, '/')+1:]
 	sub, err := d.OpenDir(name)
@@ -153,6 +148,18 @@ func (w *walk) enter(d *confine.Dir, path string) (*confine.Dir, error) {
 		return nil, nil // gone, or swapped for a link: not served
 	}
 	return nil, errDirUnreadable
+}
+
+// charge counts the directory at path against the ceilings: its depth from
+// the root, and one more directory.
+func (w *walk) charge(path string) error {
+	if depth := int64(strings.Count(path, "/") + 1); depth > w.r.lim.MaxDepth {
+		return toolErrorf("directory depth limit exceeded")
+	}
+	if w.dirs++; w.dirs > w.r.lim.MaxDirectories {
+		return toolErrorf("directory limit exceeded")
+	}
+	return nil
 }
 
 // fileServed decides whether the file entry at path is served: the
@@ -287,8 +294,8 @@ func (w *walk) dirServed(d *confine.Dir, path string) (bool, error) {
 }
 
 // scope is the opened prefix of a listing or search: the directory d at
-// dir, or, for a search that names one file, that file in its directory d.
-// The zero scope (d nil) is a prefix that serves nothing.
+// dir, or, for a search that names one file, that file (d nil). The zero
+// scope is a prefix that serves nothing.
 type scope struct {
 	dir  string
 	d    *confine.Dir
@@ -301,63 +308,67 @@ func (s *scope) close() {
 	}
 }
 
-// openScope opens the prefix a listing or search names (already cleaned),
-// one directory at a time, charging each against the walk ceilings as a
-// walk from the root would. A prefix that is missing, unserved, excluded,
-// reached through a symbolic link, or a file (unless fileOK) gives the zero
-// scope, so every such prefix answers alike.
+// maxNameBytes is the longest name a directory entry can have (NAME_MAX).
+const maxNameBytes = 255
+
+// openScope opens the prefix a listing or search names (already cleaned).
+// Each directory on the way down, and the prefix itself, is charged against
+// the walk ceilings as a walk from the root would charge it. A prefix that
+// is missing, unserved, excluded, reached through a symbolic link, spelled
+// otherwise than on disk, or a file (unless fileOK) gives the zero scope,
+// so every such prefix answers alike. The selector is asked before any
+// filesystem call.
 func (w *walk) openScope(dir string, fileOK bool) (scope, error) {
 	if err := w.ctx.Err(); err != nil {
 		return scope{}, err
 	}
-	d, err := w.r.dir.OpenDir("")
-	if err != nil {
-		return scope{}, fmt.Errorf("open the root: %w", err)
-	}
-	if dir == "" {
-		return scope{dir: dir, d: d}, nil
-	}
-	for i := 0; i <= len(dir); i++ {
-		if i < len(dir) && dir[i] != '/' {
+	for i := 0; i < len(dir); i++ {
+		if dir[i] != '/' {
 			continue
 		}
-		path, last := dir[:i], i == len(dir)
-		name := path[strings.LastIndexByte(path, '/')+1:]
-		if len(name) > maxNameBytes {
-			d.Close()
-			return scope{}, nil // no such name can exist
-		}
-		if last && fileOK {
-			if f, ok := w.scopeFile(d, path, name); ok {
-				return scope{dir: dir, d: d, file: f}, nil
-			}
-		}
-		if w.r.sel.PruneDir(path) {
-			d.Close()
+		if w.r.sel.PruneDir(dir[:i]) {
 			return scope{}, nil
 		}
-		sub, err := w.enter(d, path)
-		d.Close()
-		if err != nil || sub == nil {
+		if err := w.charge(dir[:i]); err != nil {
 			return scope{}, err
 		}
-		d = sub
 	}
-	return scope{dir: dir, d: d}, nil
+	if len(dir[strings.LastIndexByte(dir, '/')+1:]) > maxNameBytes {
+		return scope{}, nil // no such name can exist
+	}
+	if dir != "" && fileOK && w.r.sel.FileSelected(dir) {
+		if f, ok := w.scopeFile(dir); ok {
+			return scope{dir: dir, file: f}, nil
+		}
+	}
+	if dir != "" {
+		if w.r.sel.PruneDir(dir) {
+			return scope{}, nil
+		}
+		if err := w.charge(dir); err != nil {
+			return scope{}, err
+		}
+	}
+	d, err := w.r.dir.OpenDir(dir)
+	switch {
+	case err == nil:
+		return scope{dir: dir, d: d}, nil
+	case dir != "" && gone(err):
+		return scope{}, nil
+	}
+	return scope{}, errDirUnreadable
 }
 
-// maxNameBytes is the longest name a directory entry can have (NAME_MAX).
-const maxNameBytes = 255
-
-// scopeFile reports whether the entry name of d, at path, is a served
-// regular file, and if so its identity; the selector is asked first, so an
-// unserved name is never stat'ed.
-func (w *walk) scopeFile(d *confine.Dir, path, name string) (*scopedFile, bool) {
-	if !w.r.sel.FileSelected(path) {
+// scopeFile reports whether path, which the selector serves, is a regular
+// file within the size cap, and if so its identity. It is opened under its
+// exact spelling, refusing links anywhere on the way.
+func (w *walk) scopeFile(path string) (*scopedFile, bool) {
+	f, id, err := w.r.dir.OpenFile(path)
+	if err != nil {
 		return nil, false
 	}
-	id, err := d.Stat(name)
-	if err != nil || id.Kind() != confine.KindFile || (w.r.lim.MaxFileBytes > 0 && id.Size > w.r.lim.MaxFileBytes) {
+	f.Close()
+	if w.r.lim.MaxFileBytes > 0 && id.Size > w.r.lim.MaxFileBytes {
 		return nil, false
 	}
 	return &scopedFile{path: path, id: id}, true
