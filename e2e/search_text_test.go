@@ -762,3 +762,20 @@ func TestSearchTextConcurrentChange(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchTextExactScanBudget: one 600,000-byte line whose only match
+// sits at its end, under --max-scan-bytes 16384. No page scans past the
+// budget, even inside the line, so the pages before the match come back
+// empty with a cursor (at least 600,000/16,384 of them), and then exactly
+// one hit follows, on the right line, its text the line's first 1024 bytes.
+func TestSearchTextExactScanBudget(t *testing.T) {
+	line := strings.Repeat("x", 600000-len("needle")) + "needle"
+	root := tree(t, map[string]string{"huge.txt": "first line\n" + line + "\nlast line\n"})
+	cs := worker(t, root, "--include", "**", "--max-scan-bytes", "16384")
+	hits, pages, empty := searchAll(t, cs, map[string]any{"query": "needle"}, 48000)
+	sameHits(t, hits, []textHit{{"huge.txt", 2, strings.Repeat("x", maxEvidence)}})
+	if min := 600000 / 16384; empty < min {
+		t.Errorf("%d empty progress pages of %d, want at least %d: a page scanned past --max-scan-bytes", empty, pages, min)
+	}
+	t.Logf("%d pages, %d of them empty", pages, empty)
+}

@@ -316,3 +316,65 @@ func TestMaxFileBytes(t *testing.T) {
 	}
 	fails(t, cs, "read_text_file", map[string]any{"path": "big.txt"}, "file exceeds the configured size limit")
 }
+
+// TestToolDefinitions reads tools/list as raw JSON: every tool has the
+// contract's title and all four annotations, spelled out, and the read
+// tools' output schemas describe the contract's items.
+func TestToolDefinitions(t *testing.T) {
+	root := tree(t, map[string]string{"a.txt": "a"})
+	p := startRaw(t, workerBin, "--root", root, "--include", "**")
+	resp := p.roundTrip(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+newMeta+`}}`)
+	var res struct {
+		Result struct {
+			Tools []struct {
+				Name         string         `json:"name"`
+				Title        string         `json:"title"`
+				Description  string         `json:"description"`
+				Annotations  map[string]any `json:"annotations"`
+				OutputSchema struct {
+					Properties map[string]struct {
+						Items struct {
+							Required []string `json:"required"`
+						} `json:"items"`
+					} `json:"properties"`
+				} `json:"outputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(mustJSON(resp), &res); err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]any{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+	want := map[string]struct {
+		title string
+		hints map[string]any
+		items []string
+	}{
+		"list_directory":  {"List directory", read, []string{"name", "kind", "path"}},
+		"search_files":    {"Search files", read, []string{"path"}},
+		"search_text":     {"Search text", read, []string{"path", "line", "text"}},
+		"read_text_file":  {"Read text file", read, []string{"byte_offset", "text"}},
+		"write_text_file": {"Write text file", map[string]any{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}, nil},
+	}
+	if len(res.Result.Tools) != len(want) {
+		t.Fatalf("%d tools listed, want %d: %v", len(res.Result.Tools), len(want), resp)
+	}
+	for _, tool := range res.Result.Tools {
+		w, found := want[tool.Name]
+		if !found {
+			t.Errorf("unexpected tool %q", tool.Name)
+			continue
+		}
+		if tool.Title != w.title || tool.Description == "" {
+			t.Errorf("%s: title %q, description %q; want title %q and a description", tool.Name, tool.Title, tool.Description, w.title)
+		}
+		for k, v := range w.hints {
+			if got, present := tool.Annotations[k]; !present || got != v {
+				t.Errorf("%s: annotation %s = %v (present %v), want %v", tool.Name, k, got, present, v)
+			}
+		}
+		if w.items != nil && !reflect.DeepEqual(tool.OutputSchema.Properties["items"].Items.Required, w.items) {
+			t.Errorf("%s: output items require %v, want %v", tool.Name, tool.OutputSchema.Properties["items"].Items.Required, w.items)
+		}
+	}
+}
