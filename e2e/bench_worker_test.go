@@ -47,7 +47,7 @@ func benchListWalk(b *testing.B, srv benchServer, t *benchTreeInfo) {
 			es, pages := benchFollow(b, cs, "list_directory", map[string]any{"path": queue[0]})
 			calls += pages
 			for _, e := range es {
-				if benchField(e, "type") == "directory" {
+				if benchField(e, "kind") == "directory" {
 					dirs++
 					queue = append(queue, benchField(e, "path"))
 				} else {
