@@ -51,8 +51,8 @@ func schemaError(tool, format string, args ...any) error {
 // required one, or a value of the wrong JSON type is a schema error naming
 // the argument.
 func (a argSchema) decode(raw json.RawMessage, into any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		raw = json.RawMessage("{}") // absent and null arguments are {}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
