@@ -144,3 +144,14 @@ func BenchmarkScanAdversarial(b *testing.B) {
 		})
 	}
 }
+
+// benchTerms16 are the rare literal and 15 identifiers the corpus does not
+// hold, of varied letters (e2e's BenchmarkSearchTextTermCost uses the same
+// 15).
+var benchTerms16 = []string{"zqxjNeedle", "unmarshalJSONValue", "QuotaExceeded", "mutex.Unlock", "http.StatusNotFound",
+	"yamlDecoder", "zipArchive", "Vector3D", "kafkaTopic", "grpcServerOpts", "bcrypt.Compare",
+	"xmlAttr", "jwtClaims", "Prometheus", "sqlTx.Commit", "WebSocketUpgrade"}
+
+// BenchmarkScanRare16 is BenchmarkScanRare with 15 more terms over the same
+// bytes: compare their ns/op.
+func BenchmarkScanRare16(b *testing.B) { benchScan(b, benchTerms16, false) }
