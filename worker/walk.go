@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -372,11 +371,4 @@ func (w *walk) scopeFile(path string) (*scopedFile, bool) {
 		return nil, false
 	}
 	return &scopedFile{path: path, id: id}, true
-}
-
-func display(p string) string {
-	if p == "" {
-		return "the root"
-	}
-	return fmt.Sprintf("%q", p)
 }

@@ -118,19 +118,6 @@ func find[T []byte | string](a *automaton, buf T, from int) int {
 	return start
 }
 
-// findBefore reports whether a term occurrence in buf begins at or after
-// from and before own.
-func findBefore(a *automaton, buf []byte, from, own int) bool {
-	i, s := from, int32(0)
-	for {
-		var start int
-		i, s, start = next(a, buf, i, s)
-		if start < own { // -1 too: no occurrence
-			return start >= 0
-		}
-	}
-}
-
 // next scans buf from i in state s (an offset as in tab; 0 to start
 // afresh) up to the first byte that ends a term. It returns the offset
 // after that byte and the state there, to resume from, and the start of the

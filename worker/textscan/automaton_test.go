@@ -138,15 +138,6 @@ func TestAutomatonOverlaps(t *testing.T) {
 			t.Errorf("terms %q in %q: find = %d, want %d", tc.terms, tc.text, got, tc.want)
 		}
 	}
-	// findBefore looks past an occurrence starting too late for one that
-	// starts earlier and ends later.
-	m, _ := NewMatcher([]string{"bc", "abcdefgh"}, false)
-	if !findBefore(m.auto(), []byte("abcdefgh"), 0, 1) {
-		t.Error("findBefore missed the longer occurrence starting at 0")
-	}
-	if findBefore(m.auto(), []byte("xbcdefgh"), 0, 1) {
-		t.Error("findBefore found an occurrence starting at 1 before 1")
-	}
 }
 
 // TestScanCancelled: a Scan whose context is done stops within a region
