@@ -115,6 +115,15 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 			hashed = append(hashed, '\n')
 			return fit.add(b, hashed)
 		})
+		if errors.Is(err, errMoved) {
+			// The file is not the one the scope's inventory holds: under
+			// a cursor, the state it binds moved; otherwise it changed
+			// during this call.
+			if resumed != nil {
+				return nil, toolErrorf("%v", cursor.ErrChanged)
+			}
+			return nil, errChangedWhileReading
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +165,7 @@ func (r *Root) scanFile(sc *textscan.Scanner, guards *confine.ScanGuard, sf scop
 		if f != nil {
 			f.Close()
 		}
-		return next, false, false, errChangedWhileReading
+		return next, false, false, errMoved
 	}
 	defer f.Close()
 	guard := guards.Guard(f, sf.path)
@@ -207,6 +216,10 @@ type identified interface {
 type osFile struct{ *os.File }
 
 func (f osFile) Identity() (confine.Identity, error) { return confine.Fstat(f.File) }
+
+// errMoved is scanFile's report that the file at a path is no longer the
+// one the scope's inventory found there.
+var errMoved = errors.New("file moved since the inventory")
 
 // errChangedWhileReading is the answer when a file changed while a call
 // read or hashed it.
