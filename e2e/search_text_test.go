@@ -597,7 +597,7 @@ func TestSearchTextNestedScope(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeThrough(t, later, int64(len(two)-2))
-		}, changedReading, false},
+		}, changed, false},
 		{"scanned file's mode changed", func(t *testing.T, root string) {
 			os.Chmod(at(root, "a/b/one.txt"), 0o600)
 		}, changed, false},
