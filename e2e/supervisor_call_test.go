@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -87,6 +88,12 @@ func TestSupervisorCallCommand(t *testing.T) {
 	callJSON(&one, "reader_list_directory", `{"path": "", "limit": 3}`)
 	if len(one.Items) != 3 || one.NextCursor == nil {
 		t.Errorf("one page of 3: %+v", one)
+	}
+	// The page is printed in the tool's key order, as the worker sent it.
+	_, stdout, _ := cliRun(t, "", []string{}, supervisorBin, "call", "--manifest", manifest, "reader_list_directory", `{"path": "", "limit": 1}`)
+	order := regexp.MustCompile(`(?s)^\{\s*"items": \[\s*\{\s*"name": "f0\.md",\s*"kind": "file",\s*"path": "f0\.md"\s*\}\s*\],\s*"next_cursor": "[^"]+",\s*"content_hash": "sha256:[0-9a-f]{64}"\s*\}\n$`)
+	if !order.MatchString(stdout) {
+		t.Errorf("call printed %q, want items, next_cursor, content_hash in that order", stdout)
 	}
 	var pages []page
 	callJSON(&pages, "reader_list_directory", `{"path": "", "limit": 3}`, "--all")

@@ -210,7 +210,10 @@ func call(args []string, stdout, stderr io.Writer) int {
 	if !slices.Contains(names, tool) {
 		return usageError(stderr, fmt.Errorf("unknown tool %q; this manifest serves %s", tool, strings.Join(names, ", ")))
 	}
-	var pages []any
+	// A page is printed from its text content, the value as the worker
+	// encoded it, so its keys keep the tool's order (items, next_cursor,
+	// content_hash) that decoding structuredContent into a map would lose.
+	var pages []json.RawMessage
 	for len(pages) < maxPages {
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
 		if err != nil {
@@ -221,20 +224,22 @@ func call(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fsmcp-supervisor: %s: %s\n", tool, resultText(res))
 			return 1
 		}
-		page := res.StructuredContent
-		if page == nil {
-			page = resultText(res)
+		page := json.RawMessage(resultText(res))
+		var cursor struct {
+			Next *string `json:"next_cursor"`
+		}
+		if !json.Valid(page) || json.Unmarshal(page, &cursor) != nil {
+			b, _ := json.Marshal(string(page))
+			page = b
 		}
 		if !*all {
 			return printJSON(stdout, stderr, page)
 		}
 		pages = append(pages, page)
-		obj, _ := page.(map[string]any)
-		next, _ := obj["next_cursor"].(string)
-		if next == "" {
+		if cursor.Next == nil || *cursor.Next == "" {
 			return printJSON(stdout, stderr, pages)
 		}
-		arguments["cursor"] = next
+		arguments["cursor"] = *cursor.Next
 	}
 	fmt.Fprintf(stderr, "fsmcp-supervisor: %s: still issuing cursors after %d pages; stopped\n", tool, maxPages)
 	return 1
