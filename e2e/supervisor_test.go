@@ -114,8 +114,11 @@ func TestSupervisorManifestErrors(t *testing.T) {
 	}
 }
 
-// TestSupervisorWorkerRefusesConfig: a limit the worker itself rejects
-// (exit 64 from the worker) is a configuration error of the supervisor too.
+// TestSupervisorWorkerRefusesConfig: a configuration the worker itself
+// rejects at startup (exit 64 from the worker) is a configuration error of
+// the supervisor too. The manifest checks limits against the worker's own
+// ranges, so the case left is a cursor key that is set but malformed, which
+// only the worker decodes.
 func TestSupervisorWorkerRefusesConfig(t *testing.T) {
 	bins := buildSupervisorBins(t)
 	if !bins.real {
@@ -126,10 +129,11 @@ func TestSupervisorWorkerRefusesConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "m.yaml")
-	writeFile(t, file, "version: 1\nroots:\n  - name: tiny\n    path: ws\n    include: ['**']\n    tools: read\n    limits: {max_read_bytes: 1}\n")
+	writeFile(t, file, "version: 1\nroots:\n  - name: tiny\n    path: ws\n    include: ['**']\n    tools: read\n    cursor_key_env: FSMCP_E2E_SHORT_KEY\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bins.supervisor, "--manifest", file, "--worker", bins.worker)
+	cmd.Env = []string{"FSMCP_E2E_SHORT_KEY=c2hvcnQ"}
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != 64 {
 		t.Fatalf("exit %d, want 64; output:\n%s", code, out)
