@@ -109,7 +109,6 @@ func TestBuildBounds(t *testing.T) {
 	}{
 		{"130 tools in one", many, "ptc", false, launch, "130 tools, more than the 128 one PtcRunner installation may list; --per-root"},
 		{"reserved variable", strings.Replace(twoRoots, "DOCS_KEY", "HOME", 1), "ptc", false, launch, "cursor_key_env HOME is a variable PtcRunner does not let a transport set"},
-		{"ceiling over 1 MiB", strings.Replace(twoRoots, "100000", "2000000", 1), "ptc", false, launch, "max_result_bytes 2000000 is above 1048576"},
 		{"call timeout capped", strings.Replace(twoRoots, "2m", "24h", 1), "ptc", false, launch, ""},
 		{"upper-case name", twoRoots, "ptc", false, Launch{Name: "Files"}, `--name "Files" is not a PtcRunner install name`},
 		{"per-root mcp-json", twoRoots, "mcp-json", true, launch, "--per-root applies to --format ptc only"},
