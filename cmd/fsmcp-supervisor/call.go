@@ -169,8 +169,8 @@ func tools(args []string, stdout, stderr io.Writer) int {
 }
 
 // call makes one tool call through a supervisor started on the manifest and
-// prints the result's structuredContent; with --all it follows next_cursor
-// and prints the array of pages.
+// prints the result's value; with --all it follows next_cursor and prints
+// the array of pages.
 func call(args []string, stdout, stderr io.Writer) int {
 	fl := newFlags()
 	manifestFile := fl.String("manifest", "", "")
@@ -271,7 +271,8 @@ func printJSON(stdout, stderr io.Writer, v any) int {
 	return 0
 }
 
-// flagResult is parseFlags' answer for an error from interleaved.
+// flagResult answers a flag-parsing error: --help prints the usage (0), a
+// bad flag one line (64); done reports that the command is over.
 func flagResult(err error, short string, stdout, stderr io.Writer) (int, bool) {
 	switch {
 	case err == nil:

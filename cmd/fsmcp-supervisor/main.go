@@ -142,16 +142,7 @@ func newFlags() *flag.FlagSet {
 // parseFlags parses args into fl. done reports that the command is over:
 // --help printed the usage (0) or a bad flag printed one line (64).
 func parseFlags(fl *flag.FlagSet, args []string, short string, stdout, stderr io.Writer) (code int, done bool) {
-	err := fl.Parse(args)
-	switch {
-	case err == nil:
-		return 0, false
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(stdout, usage)
-		return 0, true
-	}
-	fmt.Fprintf(stderr, "fsmcp-supervisor: %v; %s\n", err, short)
-	return exitUsage, true
+	return flagResult(fl.Parse(args), short, stdout, stderr)
 }
 
 func usageError(stderr io.Writer, err error) int {
