@@ -111,6 +111,26 @@ func (w *rawWorker) call(b *testing.B, tool string, args map[string]any) *rawPag
 	return &p
 }
 
+// request sends a request with no parameters but the per-request _meta
+// and returns its result object.
+func (w *rawWorker) request(b *testing.B, method string) map[string]any {
+	b.Helper()
+	w.id++
+	fmt.Fprintf(w.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`+"\n", w.id, method, newMeta)
+	line, err := w.out.ReadBytes('\n')
+	if err != nil {
+		b.Fatalf("reading the response: %v", err)
+	}
+	var m struct {
+		Result map[string]any  `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(line, &m); err != nil || m.Error != nil || m.Result == nil {
+		b.Fatalf("%s failed: %v %.300s", method, err, line)
+	}
+	return m.Result
+}
+
 func (w *rawWorker) readWhole(b *testing.B, path string) (string, int) {
 	var sb strings.Builder
 	args := map[string]any{"path": path}

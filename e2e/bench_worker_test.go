@@ -11,14 +11,13 @@ package e2e
 //	BenchmarkSearchText/files=N     whole-tree search_text, rare literal x-rg, x-rg-j1
 //	BenchmarkSearchText200MB/...    the same over ~200 MB in 2,000 files x-rg, x-rg-j1
 //	BenchmarkRead12MB/...           read_text_file to the end, MB/s      x-readfile
-//	BenchmarkReadRoundTrip          1-chunk read_text_file calls         x-ping, x-readfile
+//	BenchmarkReadRoundTrip          1-chunk read_text_file calls         x-discover, x-readfile
 //
 // N is 2k, 20k and 100k (only 2k under -short). The search and walk
 // references get the same answer as the fsmcp side, checked before timing.
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -289,22 +288,26 @@ func benchTrimLine(text []byte, n int) []byte {
 
 // BenchmarkReadRoundTrip: read_text_file calls answering a ~1 KiB file in
 // one chunk, benchRoundTrips of them per operation; ns/call is one call.
-// References, in batches as many: an MCP ping on the same session (the
-// transport floor of a round trip) and os.ReadFile of the file.
+// The calls go over one raw JSON-RPC connection (rawWorker: write the
+// line, read the answer, decode the page), so the figure is the worker's,
+// not the go-sdk client's decoding. References, in batches as many and
+// taking turns on the same connection: server/discover (a complete answer
+// the worker builds without touching the root: the floor of a round trip
+// in this protocol, which has no ping) and os.ReadFile of the file.
 func BenchmarkReadRoundTrip(b *testing.B) {
 	body := strings.Repeat("0123456789abcdef fsmcp one-chunk page line\n", 24)[:1000] + "\n"
 	root := tree(b, map[string]string{"page.txt": body})
-	cs := worker(b, root, "--include", "**")
+	w := startRawWorker(b, "--root", root, "--include", "**")
 	args := map[string]any{"path": "page.txt"}
 	read := func() {
-		if items, next := benchCall(b, cs, "read_text_file", args); len(items) != 1 || next != "" {
-			b.Fatalf("want one chunk and no cursor, got %d items, cursor %q", len(items), next)
+		p := w.call(b, "read_text_file", args)
+		if items := p.Result.StructuredContent.Items; len(items) != 1 || items[0].Text != body || p.Result.StructuredContent.NextCursor != nil {
+			b.Fatalf("want the file in one chunk and no cursor, got %d items", len(items))
 		}
 	}
-	ctx := context.Background()
-	ping := func() {
-		if err := cs.Ping(ctx, nil); err != nil {
-			b.Fatal(err)
+	discover := func() {
+		if m := w.request(b, "server/discover"); m["resultType"] != "complete" {
+			b.Fatalf("server/discover answered %v", m)
 		}
 	}
 	readFile := func() {
@@ -313,12 +316,12 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 		}
 	}
 	n := benchRoundTrips()
-	benchRepeat(20, func() { read(); ping() })()
+	benchRepeat(20, func() { read(); discover() })()
 	var c benchClock
 	b.ResetTimer()
 	for range b.N {
 		c.measure(benchRepeat(n, read))
-		c.reference(b, "ping", benchRepeat(n, ping))
+		c.reference(b, "discover", benchRepeat(n, discover))
 		c.reference(b, "readfile", benchRepeat(n, readFile))
 	}
 	c.report(b)
