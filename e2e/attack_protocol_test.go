@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 )
 
 // protoTarget is a process fed raw JSON-RPC lines: the worker alone, or
@@ -242,14 +244,14 @@ func TestAttackProtocolLines(t *testing.T) {
 // TestAttackProtocolFlood pipes thousands of calls into the worker and the
 // supervisor without reading a single answer for a while, then reads them
 // all: every call is answered once, and peak memory stays bounded: the
-// worker pauses its input while 64 calls are unanswered; the supervisor
-// refuses calls past a root's quota at once, and its answers back up in
-// the unread pipe.
+// worker refuses calls past its 64 in flight at once with a JSON-RPC error
+// (jsonl.CodeBusy), the supervisor calls past a root's quota with a tool
+// error, and the answers back up in the unread pipe.
 func TestAttackProtocolFlood(t *testing.T) {
 	for _, p := range protoTargets(t) {
 		t.Run(p.name, func(t *testing.T) {
 			// Read answers of 16 KiB text, about 35 KB each on the wire.
-			// Before input was paused at 64 calls in flight, 1000 such
+			// Before calls past 64 in flight were held back, 1000 such
 			// calls grew the worker by 84 MB and 600 the supervisor by
 			// 67 MB.
 			calls, tools := 1500, []string{toolCall(0, "read_text_file", `{"path":"big.txt"}`), toolCall(0, "search_text", `{"query":"abc","limit":20}`),
@@ -280,12 +282,16 @@ func TestAttackProtocolFlood(t *testing.T) {
 					t.Fatalf("answer with id %s (duplicate or unknown)", r.ID)
 				}
 				seen[id] = true
-				// Through the front, a call past the root's quota of
-				// calls in flight is refused at once with a tool error
-				// (the front never stops reading); the worker alone
-				// pauses its input instead.
+				// A call past the calls in flight is refused at once
+				// (neither reader stops reading): through the front
+				// with a tool error for the root's quota, by the
+				// worker alone with a JSON-RPC error.
 				if p.prefix != "" && r.Error == nil && r.Result != nil && r.Result.IsError && len(r.Result.Content) == 1 &&
 					strings.Contains(r.Result.Content[0].Text, "calls in flight, as many as it takes at once") {
+					refused++
+					continue
+				}
+				if p.prefix == "" && r.Error != nil && r.Error.Code == jsonl.CodeBusy && r.Error.Message == jsonl.Busy("the server", jsonl.DefaultMaxInFlight) {
 					refused++
 					continue
 				}

@@ -15,6 +15,7 @@ import (
 	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/fsmcp/fsmcp/supervisor/relay"
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
@@ -36,7 +37,8 @@ type route struct {
 
 // Flow control. A root takes at most wire.CallsInFlight relayed calls at
 // a time and the supervisor GlobalCalls altogether; a call past either is
-// answered at once with a tool error, so a stuck root fills only its own
+// answered at once with a tool error (jsonl.Busy's text, as the worker
+// refuses a call past its own cap), so a stuck root fills only its own
 // quota and the front never stops reading its input (cancellations
 // included).
 const (
@@ -65,9 +67,9 @@ func (rd *relayed) admit(root string, id jsonrpc.ID, cancel context.CancelFunc) 
 	defer rd.mu.Unlock()
 	switch {
 	case rd.perRoot[root] >= RootCalls:
-		return fmt.Sprintf("root %s has %d calls in flight, as many as it takes at once; try again when one of them is answered", root, RootCalls)
+		return jsonl.Busy("root "+root, RootCalls)
 	case rd.total >= GlobalCalls:
-		return fmt.Sprintf("the supervisor has %d calls in flight, as many as it takes at once; try again when one of them is answered", GlobalCalls)
+		return jsonl.Busy("the supervisor", GlobalCalls)
 	}
 	if rd.cancels == nil {
 		rd.cancels, rd.perRoot = map[jsonrpc.ID]context.CancelFunc{}, map[string]int{}

@@ -34,6 +34,7 @@ type harness struct {
 	in      *io.PipeWriter
 	out     *bufio.Scanner
 	entered atomic.Int32  // block calls started
+	left    atomic.Int32  // block calls returned
 	release chan struct{} // closed to let block calls return
 	done    chan struct{} // closed when the server's Run returns
 }
@@ -53,6 +54,7 @@ func serve(t *testing.T, tr *Transport) *harness {
 			case <-h.release:
 			case <-ctx.Done():
 			}
+			h.left.Add(1)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
 		})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -161,31 +163,55 @@ func TestOverlongLineBounded(t *testing.T) {
 	}
 }
 
-// TestInFlightBound: with MaxInFlight 3 a fourth call is not read until one
-// is answered, and every call is answered in the end.
+// TestInFlightBound: with MaxInFlight 3 and three calls blocked, further
+// calls are refused at once with CodeBusy while input is still read: a
+// cancellation for a blocked call is applied (nothing is sent for it) and,
+// its slot free, the next call is served. Every call is answered exactly
+// once.
 func TestInFlightBound(t *testing.T) {
 	h := serve(t, &Transport{MaxInFlight: 3})
-	go func() {
-		for i := range 10 {
-			io.WriteString(h.in, blockReq(i)+"\n")
-		}
-	}()
-	h.waitEntered(t, 3)
-	time.Sleep(100 * time.Millisecond)
-	if n := h.entered.Load(); n != 3 {
-		t.Fatalf("%d calls running, want at most 3", n)
+	for i := range 3 {
+		h.send(t, blockReq(i))
 	}
+	h.waitEntered(t, 3)
+	answered := map[string]int{}
+	for i := 3; i < 10; i++ {
+		h.send(t, blockReq(i))
+		r := h.recv(t)
+		answered[string(r.ID)]++
+		if string(r.ID) != strconv.Itoa(i) || r.Error == nil || r.Error.Code != CodeBusy || r.Error.Message != Busy("the server", 3) {
+			t.Fatalf("call %d past the bound answered id %s, %+v; want %d %q", i, r.ID, r.Error, CodeBusy, Busy("the server", 3))
+		}
+	}
+	if n := h.entered.Load(); n != 3 {
+		t.Fatalf("%d calls running, want 3", n)
+	}
+	// Call 0 is cancelled: its slot is free at once (the next call is
+	// served), its handler sees the cancellation, and nothing is sent for
+	// it.
+	h.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}`)
+	h.send(t, blockReq(10))
+	for deadline := time.Now().Add(10 * time.Second); h.left.Load() < 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled call's handler did not return")
+		}
+	}
+	h.waitEntered(t, 4)
 	h.let()
-	seen := map[string]bool{}
-	for range 10 {
+	for range 3 {
 		r := h.recv(t)
 		if r.Error != nil {
 			t.Fatalf("call %s: %+v", r.ID, r.Error)
 		}
-		seen[string(r.ID)] = true
+		answered[string(r.ID)]++
 	}
-	if len(seen) != 10 {
-		t.Fatalf("answers for %d distinct ids, want 10", len(seen))
+	for _, id := range []string{"1", "2", "10"} {
+		if answered[id] != 1 {
+			t.Errorf("call %s answered %d times after release, want once", id, answered[id])
+		}
+	}
+	if answered["0"] != 0 {
+		t.Errorf("cancelled call 0 answered %d times", answered["0"])
 	}
 }
 
@@ -244,7 +270,7 @@ func FuzzLine(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		c := &conn{w: &out, done: make(chan struct{})}
+		c := &conn{w: &out, done: make(chan struct{}), maxCalls: 1}
 		msg := c.decode(line)
 		lines := bytes.Count(out.Bytes(), []byte("\n"))
 		if msg != nil {

@@ -21,11 +21,12 @@ import (
 
 // calls is the id table of one connection.
 type calls struct {
-	mu   sync.Mutex
-	next int64
-	live map[string]int64    // peer's id (its key) of a call in flight -> local id
-	byID map[int64]*incoming // local id -> the call
-	gone int                 // calls cancelled and not yet answered
+	mu    sync.Mutex
+	next  int64
+	live  map[string]int64    // peer's id (its key) of a call in flight -> local id
+	byID  map[int64]*incoming // local id -> the call
+	gone  int                 // calls cancelled, not yet answered, still holding a slot
+	freed int                 // calls cancelled, not yet answered, whose slot was freed
 }
 
 // incoming is a call read and not yet answered.
@@ -33,6 +34,7 @@ type incoming struct {
 	raw       json.RawMessage // its id as the peer wrote it
 	key       string
 	cancelled bool // the peer cancelled it; its response is not sent
+	freed     bool // cancelled, and its slot freed before its handler returned
 }
 
 // idKey is the identity of a peer's id: a string by its value (however it
@@ -69,58 +71,72 @@ func (t *calls) open(raw json.RawMessage) (jsonrpc.ID, bool) {
 // cancel marks the call named by a notifications/cancelled's params as
 // cancelled and returns the params with its local id, for the SDK to
 // cancel its handler. Params naming no call in flight are returned as
-// they are. The peer's id is free again at once.
-func (t *calls) cancel(params json.RawMessage) json.RawMessage {
+// they are. The peer's id is free again at once. The call's slot is freed
+// too (freed true) while fewer than maxFreed cancelled calls are still
+// running: the peer waits for none of them, but a handler stuck for good
+// (a read from a dead file system) still holds memory, so their number is
+// bounded as well.
+func (t *calls) cancel(params json.RawMessage, maxFreed int) (_ json.RawMessage, freed bool) {
 	var p map[string]json.RawMessage
 	if segjson.Unmarshal(params, &p) != nil || !isID(p["requestId"]) {
-		return params
+		return params, false
 	}
 	key := idKey(p["requestId"])
 	t.mu.Lock()
 	local, ok := t.live[key]
 	if ok {
 		delete(t.live, key)
-		t.byID[local].cancelled = true
-		t.gone++
+		c := t.byID[local]
+		c.cancelled = true
+		if t.freed < maxFreed {
+			c.freed, freed = true, true
+			t.freed++
+		} else {
+			t.gone++
+		}
 	}
 	t.mu.Unlock()
 	if !ok {
-		return params
+		return params, false
 	}
 	p["requestId"] = json.RawMessage(strconv.FormatInt(local, 10))
 	b, err := json.Marshal(p)
 	if err != nil {
-		return params
+		return params, freed
 	}
-	return b
+	return b, freed
 }
 
 // answer takes the call a response with local id answers. It returns the
-// peer's id, and send false when the peer cancelled the call. A response
-// to no call the table holds is sent as it is (raw nil).
-func (t *calls) answer(id jsonrpc.ID) (raw json.RawMessage, local int64, send bool) {
+// peer's id, send false when the peer cancelled the call, and freed true
+// when the call's slot was freed already. A response to no call the table
+// holds is sent as it is (raw nil).
+func (t *calls) answer(id jsonrpc.ID) (raw json.RawMessage, local int64, send, freed bool) {
 	n, ok := id.Raw().(int64)
 	if !ok {
-		return nil, 0, true
+		return nil, 0, true, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c, ok := t.byID[n]
 	if !ok {
-		return nil, 0, true
+		return nil, 0, true, false
 	}
 	delete(t.byID, n)
-	if c.cancelled {
+	switch {
+	case c.freed:
+		t.freed--
+	case c.cancelled:
 		t.gone--
-	} else {
+	default:
 		// The peer may reuse the id as soon as it reads the response.
 		delete(t.live, c.key)
 	}
-	return c.raw, n, !c.cancelled
+	return c.raw, n, !c.cancelled, c.freed
 }
 
-// cancelled is the number of calls cancelled and not yet answered: no one
-// waits for their answers.
+// cancelled is the number of calls cancelled and not yet answered that
+// still hold a slot: no one waits for their answers.
 func (t *calls) cancelled() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()

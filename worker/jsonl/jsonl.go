@@ -11,14 +11,19 @@
 //
 // Ids are the peer's, byte for byte (see calls in ids.go): the SDK never
 // sees them, so none is rounded or refused; a call reusing the id of one
-// in flight is refused with -32600 before it takes a slot; and nothing is
+// in flight is refused with -32600 and keeps no slot; and nothing is
 // sent for a call after the peer's notifications/cancelled.
 //
-// Memory stays bounded whatever the peer sends: one line is buffered at a
-// time, and once MaxInFlight calls are unanswered no more input is read
-// until one is, so a client that floods calls without reading the answers
-// is held back by the pipe instead of growing the server. (fsmcp's servers
-// never call the client, so pausing input cannot deadlock them.)
+// Input is always read, so a notifications/cancelled is applied however
+// many calls are stuck. Memory stays bounded whatever the peer sends: one
+// line is buffered at a time; a call read while MaxInFlight are unanswered
+// is refused at once with CodeBusy (Busy's text), never queued; a
+// cancelled call's slot is free at once, but at most MaxInFlight cancelled
+// calls whose handlers have not returned (stuck for good, say, on a dead
+// network file system) are let go that way; and a
+// refusal is written by the reading goroutine itself, so a peer that does
+// not read its answers fills its own pipe and input then waits on it,
+// instead of answers piling up in the server.
 package jsonl
 
 import (
@@ -50,6 +55,17 @@ func MaxLineFor(maxWrite int64) int {
 // Transport.MaxInFlight is zero.
 const DefaultMaxInFlight = 64
 
+// CodeBusy is the JSON-RPC error code of a call refused because as many
+// calls as the server takes at once are unanswered.
+const CodeBusy = -32001
+
+// Busy is the text a call past a cap of n calls in flight is refused with;
+// who names what holds them ("the server", "root docs", "the supervisor").
+// The supervisor's front refuses with the same words.
+func Busy(who string, n int) string {
+	return fmt.Sprintf("%s has %d calls in flight, as many as it takes at once; try again when one of them is answered", who, n)
+}
+
 // Transport connects over Reader and Writer, one message per line.
 type Transport struct {
 	Reader io.Reader
@@ -57,8 +73,9 @@ type Transport struct {
 	// MaxLine bounds the bytes of one inbound line; a longer line is
 	// skipped and answered with an error. Zero means DefaultMaxLine.
 	MaxLine int
-	// MaxInFlight bounds the calls read and not yet answered; input is not
-	// read while that many are. Zero means DefaultMaxInFlight.
+	// MaxInFlight bounds the calls read and not yet answered; a call read
+	// while that many are is refused at once with CodeBusy. Zero means
+	// DefaultMaxInFlight.
 	MaxInFlight int
 	// DrainTimeout is how long end of input waits for the calls in flight
 	// to be answered before it is reported (the SDK cancels them then).
@@ -110,7 +127,7 @@ type conn struct {
 	ended    func()
 	endOnce  sync.Once
 	callsMu  sync.Mutex
-	calls    int           // calls delivered and not yet answered
+	calls    int           // calls read, not yet answered, holding a slot
 	freed    chan struct{} // signalled when calls drops
 }
 
@@ -171,14 +188,22 @@ func (c *conn) admit(msg jsonrpc.Message, raw json.RawMessage) jsonrpc.Message {
 	case !ok:
 		return msg
 	case raw != nil:
+		if !c.takeSlot() {
+			c.reject(raw, CodeBusy, Busy("the server", c.maxCalls))
+			return nil
+		}
 		id, ok := c.ids.open(raw)
 		if !ok {
+			c.answered()
 			c.reject(raw, jsonrpc.CodeInvalidRequest, "invalid request: the id "+string(raw)+" is already used by a call in flight")
 			return nil
 		}
 		req.ID = id
 	case req.Method == "notifications/cancelled" && !req.IsCall():
-		req.Params = c.ids.cancel(req.Params)
+		var freed bool
+		if req.Params, freed = c.ids.cancel(req.Params, c.maxCalls); freed {
+			c.answered() // the peer no longer waits for it
+		}
 		c.signalFreed() // the drain no longer waits for it
 	}
 	return req
@@ -270,8 +295,18 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
-// Read returns the next message. A call first waits until fewer than
-// MaxInFlight are unanswered; the end of input first waits (up to
+// takeSlot counts a call in flight, or reports false when MaxInFlight are.
+func (c *conn) takeSlot() bool {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if c.calls >= c.maxCalls {
+		return false
+	}
+	c.calls++
+	return true
+}
+
+// Read returns the next message. The end of input first waits (up to
 // DrainTimeout) until none is that the peer still waits for (a cancelled
 // call's answer is never sent, so it is not waited for).
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -285,52 +320,37 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	if r.err != nil {
 		if c.drain > 0 {
-			c.waitCalls(ctx, 0, c.drain, true)
+			c.waitCalls(ctx, c.drain)
 		}
 		if c.ended != nil {
 			c.endOnce.Do(c.ended)
 		}
 		return nil, r.err
 	}
-	if req, ok := r.msg.(*jsonrpc.Request); ok && req.IsCall() {
-		if err := c.waitCalls(ctx, c.maxCalls-1, -1, false); err != nil {
-			return nil, err
-		}
-		c.callsMu.Lock()
-		c.calls++
-		c.callsMu.Unlock()
-	}
 	return r.msg, nil
 }
 
-// waitCalls waits until at most n calls are unanswered (not counting the
-// cancelled ones if live), the connection closes, ctx ends, or timeout
-// passes (never, if negative).
-func (c *conn) waitCalls(ctx context.Context, n int, timeout time.Duration, live bool) error {
-	var expired <-chan time.Time
-	if timeout >= 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
+// waitCalls waits until no call the peer still waits for (one not
+// cancelled) is unanswered, the connection closes, ctx ends, or timeout
+// passes.
+func (c *conn) waitCalls(ctx context.Context, timeout time.Duration) {
+	expired := time.NewTimer(timeout)
+	defer expired.Stop()
 	for {
 		c.callsMu.Lock()
 		calls := c.calls
 		c.callsMu.Unlock()
-		if live {
-			calls -= c.ids.cancelled()
-		}
-		if calls <= n {
-			return nil
+		if calls-c.ids.cancelled() <= 0 {
+			return
 		}
 		select {
 		case <-c.freed:
-		case <-expired:
-			return nil
+		case <-expired.C:
+			return
 		case <-c.done:
-			return io.EOF
+			return
 		case <-ctx.Done():
-			return ctx.Err()
+			return
 		}
 	}
 }
@@ -347,9 +367,11 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 		return c.writeLine(b)
 	}
-	defer c.answered()
-	raw, local, send := c.ids.answer(resp.ID)
+	raw, local, send, freed := c.ids.answer(resp.ID)
 	if !send {
+		if !freed {
+			c.answered()
+		}
 		return nil // the peer cancelled the call: nothing is sent for it
 	}
 	b, err := Encode(msg)
@@ -357,12 +379,17 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		b, err = withID(b, local, raw)
 	}
 	if err != nil {
+		c.answered()
 		return err
 	}
-	return c.writeLine(b)
+	// The slot is freed just before the answer goes out, so the peer never
+	// sees an answer while its call still counts; and at most one answer
+	// beyond the calls in flight (the one being written) is held.
+	return c.writeLineAfter(b, c.answered)
 }
 
-// answered frees the slot of a call whose response was written.
+// answered frees the slot of a call whose response was written (or
+// dropped, the call being cancelled).
 func (c *conn) answered() {
 	c.callsMu.Lock()
 	c.calls = max(c.calls-1, 0)
@@ -378,9 +405,16 @@ func (c *conn) signalFreed() {
 	}
 }
 
-func (c *conn) writeLine(b []byte) error {
+func (c *conn) writeLine(b []byte) error { return c.writeLineAfter(b, nil) }
+
+// writeLineAfter writes b as a line; first, once it holds the writer, it
+// calls before (if set), whether or not the line can be written.
+func (c *conn) writeLineAfter(b []byte, before func()) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if before != nil {
+		before()
+	}
 	select {
 	case <-c.done:
 		return errors.New("jsonl: write on closed connection")

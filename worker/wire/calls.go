@@ -20,8 +20,9 @@ import (
 // which is why it needs no TLS, unlike go-plugin's listening socket.
 
 // CallsInFlight is the most relayed calls the supervisor has in flight to
-// one worker at a time. The worker reads that many, plus room for the
-// supervisor's health probes, before it pauses the channel.
+// one worker at a time. The worker takes that many, plus room for the
+// supervisor's health probes, before it refuses calls on the channel
+// (jsonl.CodeBusy).
 const CallsInFlight = 64
 
 // callsReadAhead is how many messages past CallsInFlight the worker reads
