@@ -57,6 +57,14 @@ func serve(t *testing.T, tr *Transport) *harness {
 			h.left.Add(1)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
 		})
+	// hang ignores its cancellation, like a read stuck in the kernel.
+	srv.AddTool(&mcp.Tool{Name: "hang", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			h.entered.Add(1)
+			<-h.release
+			h.left.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
+		})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { srv.Run(ctx, tr); outW.Close(); close(h.done) }()
 	t.Cleanup(func() {
@@ -212,6 +220,64 @@ func TestInFlightBound(t *testing.T) {
 	}
 	if answered["0"] != 0 {
 		t.Errorf("cancelled call 0 answered %d times", answered["0"])
+	}
+}
+
+// TestCancelledStuckCallsBounded: a cancelled call whose handler never
+// returns frees its slot at once, but only MaxInFlight such calls are let
+// go; past that a cancelled call keeps its slot, so the handlers running
+// stay bounded (2*MaxInFlight) whatever the peer sends.
+func TestCancelledStuckCallsBounded(t *testing.T) {
+	h := serve(t, &Transport{MaxInFlight: 2})
+	hang := func(id int) string { return strings.Replace(blockReq(id), `"name":"block"`, `"name":"hang"`, 1) }
+	cancel := func(id int) string {
+		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(id) + `}}`
+	}
+	busy := func(id int) {
+		t.Helper()
+		h.send(t, listReq(id))
+		if r := h.recv(t); string(r.ID) != strconv.Itoa(id) || r.Error == nil || r.Error.Code != CodeBusy {
+			t.Fatalf("call %d answered id %s, %+v; want %d", id, r.ID, r.Error, CodeBusy)
+		}
+	}
+	// Two rounds of two hung calls, each cancelled: the first round's
+	// slots are freed at once, the second's are not.
+	for round := range 2 {
+		h.send(t, hang(10*round))
+		h.send(t, hang(10*round+1))
+		h.waitEntered(t, int32(2*round+2))
+		busy(10*round + 2)
+		h.send(t, cancel(10*round))
+		h.send(t, cancel(10*round+1))
+	}
+	busy(100)
+	if n := h.entered.Load(); n != 4 {
+		t.Fatalf("%d handlers running, want 4", n)
+	}
+	// Once they return, nothing is sent for them and the slots are free.
+	h.let()
+	for deadline := time.Now().Add(10 * time.Second); h.left.Load() < 4; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("released handlers did not return")
+		}
+	}
+	// (A handler's slot is freed when the SDK hands its dropped answer to
+	// the transport, just after it returns: a call may be refused until
+	// then.)
+	for id, served, deadline := 200, 0, time.Now().Add(10*time.Second); served < 2; id++ {
+		h.send(t, listReq(id))
+		r := h.recv(t)
+		if string(r.ID) != strconv.Itoa(id) {
+			t.Fatalf("call %d after the release answered id %s: a line for a cancelled call?", id, r.ID)
+		}
+		switch {
+		case r.Error == nil:
+			served++
+		case r.Error.Code != CodeBusy || time.Now().After(deadline):
+			t.Fatalf("call %d after the release: %+v", id, r.Error)
+		default:
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }
 
