@@ -13,11 +13,9 @@ import (
 const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
 // Transport wraps t so that every call except the legacy initialize (which
-// Refuse answers) and ping must name Version in its params' _meta. Ping is
-// left alone because go-sdk's client sends it without the claim (the
-// revision dropped ping) for its keep-alive, which closes the session when
-// a ping fails. A call that names
-// no version, or another one, is answered on the spot with
+// Refuse answers) must name Version in its params' _meta, ping included (the
+// revision has no ping: with the claim it is an unknown method). A call that
+// names no version, or another one, is answered on the spot with
 // CodeUnsupportedProtocolVersion and never reaches the server: go-sdk would
 // treat it as the legacy protocol and answer "invalid during session
 // initialization" with code 0, or serve it once some other request had
@@ -43,7 +41,7 @@ func (c *claimConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, err
 		}
 		req, ok := msg.(*jsonrpc.Request)
-		if !ok || !req.IsCall() || req.Method == "initialize" || req.Method == "ping" {
+		if !ok || !req.IsCall() || req.Method == "initialize" {
 			return msg, nil
 		}
 		refusal := checkClaim(req.Params)
