@@ -29,6 +29,12 @@ type protoTarget struct {
 // protoTargets starts both on a root holding big.txt (16 KiB) and a.txt.
 func protoTargets(t *testing.T) []*protoTarget {
 	t.Helper()
+	return protoTargetsOf(t, buildSupervisorBins(t).supervisor)
+}
+
+// protoTargetsOf is protoTargets with the given supervisor binary.
+func protoTargetsOf(t *testing.T, supervisor string) []*protoTarget {
+	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{"big.txt": strings.Repeat("0123456789abcde\n", 1024), "a.txt": "hello\n"}
 	for p, body := range files {
@@ -36,10 +42,9 @@ func protoTargets(t *testing.T) []*protoTarget {
 	}
 	manifest := filepath.Join(dir, "fsmcp.yaml")
 	writeFile(t, manifest, "version: 1\nroots:\n  - {name: ws, path: ws, include: ['**'], tools: all}\n")
-	bins := buildSupervisorBins(t)
 	return []*protoTarget{
 		startTarget(t, "worker", "", workerBin, "--root", filepath.Join(dir, "ws"), "--include", "**"),
-		startTarget(t, "supervisor", "ws_", bins.supervisor, "--manifest", manifest, "--worker", bins.worker),
+		startTarget(t, "supervisor", "ws_", supervisor, "--manifest", manifest, "--worker", workerBin),
 	}
 }
 
@@ -247,8 +252,11 @@ func TestAttackProtocolLines(t *testing.T) {
 // worker refuses calls past its 64 in flight at once with a JSON-RPC error
 // (jsonl.CodeBusy), the supervisor calls past a root's quota with a tool
 // error, and the answers back up in the unread pipe.
+//
+// Peak memory is that of the binaries as built for users (TestMain's), not
+// of a race-detector build, whose shadow memory is not the program's.
 func TestAttackProtocolFlood(t *testing.T) {
-	for _, p := range protoTargets(t) {
+	for _, p := range protoTargetsOf(t, supervisorBin) {
 		t.Run(p.name, func(t *testing.T) {
 			// Read answers of 16 KiB text, about 35 KB each on the wire.
 			// Before calls past 64 in flight were held back, 1000 such
