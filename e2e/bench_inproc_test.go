@@ -13,7 +13,6 @@ package e2e
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	fsworker "github.com/fsmcp/fsmcp/worker"
@@ -60,16 +59,4 @@ func BenchmarkInProc(b *testing.B) {
 		benchEachScale(b, func(b *testing.B, t *benchTreeInfo) { benchSearchText(b, benchInProcess, t, benchTreeLimits()) })
 	})
 	b.Run("read12MB", func(b *testing.B) { benchRead(b, benchInProcess, benchUTF8Text(12<<20), fsworker.DefaultLimits) })
-	b.Run("read1chunk", func(b *testing.B) {
-		body := strings.Repeat("0123456789abcdef fsmcp one-chunk page line\n", 24)[:1000] + "\n"
-		root := tree(b, map[string]string{"page.txt": body})
-		cs := benchInProc(b, root, fsworker.DefaultLimits)
-		args := map[string]any{"path": "page.txt"}
-		b.ResetTimer()
-		for range b.N {
-			if items, next := benchCall(b, cs, "read_text_file", args); len(items) != 1 || next != "" {
-				b.Fatalf("want one chunk and no cursor, got %d items, cursor %q", len(items), next)
-			}
-		}
-	})
 }

@@ -51,19 +51,8 @@ type guards struct {
 	on  bool // fd is open
 	off bool // no more Guards: closed, or inotify unavailable
 	wds map[int32]*guardWatch
-	// idle holds watches no read uses any more, oldest first, at most
-	// keepIdle of them: reading the same file again then re-adds a watch
-	// the kernel still has (it answers the same descriptor) instead of
-	// creating one and removing it after every read.
-	idle []int32
-	buf  [4096]byte
+	buf [4096]byte
 }
-
-// keepIdle is how many unused watches a Root keeps. Each is one of the
-// user's inotify watches; a kept watch's events are counted at the next
-// drain like any other (identical consecutive events are merged by the
-// kernel, so a file written continuously queues one).
-const keepIdle = 16
 
 // guardWatch is one inode's watch, shared by the Guards reading it.
 type guardWatch struct {
@@ -124,45 +113,20 @@ func (g *guards) add(fd int) (int32, *guardWatch) {
 		w = &guardWatch{names: map[string]uint64{}}
 		g.wds[int32(wd)] = w
 	}
-	if w.refs == 0 {
-		g.unidle(int32(wd))
-	}
 	w.refs++
 	return int32(wd), w
 }
 
-// unidle takes wd off the idle list, if it is there. g.mu is held.
-func (g *guards) unidle(wd int32) {
-	for i, v := range g.idle {
-		if v == wd {
-			g.idle = append(g.idle[:i], g.idle[i+1:]...)
-			return
-		}
-	}
-}
-
-// release gives back one reference to the watch wd; a watch no read
-// uses goes on the idle list, from which the oldest is removed once more
-// than keepIdle wait there. g.mu is held.
+// release gives back one reference to the watch wd. g.mu is held.
 func (g *guards) release(wd int32, w *guardWatch) {
 	w.refs--
-	if w.refs > 0 || !g.on || g.wds[wd] != w {
+	if w.refs > 0 || !g.on {
 		return
 	}
-	if w.lost {
+	if g.wds[wd] == w {
 		delete(g.wds, wd)
-		return
-	}
-	g.idle = append(g.idle, wd)
-	if len(g.idle) <= keepIdle {
-		return
-	}
-	old := g.idle[0]
-	g.idle = append(g.idle[:0], g.idle[1:]...)
-	if ow := g.wds[old]; ow != nil && ow.refs == 0 {
-		delete(g.wds, old)
-		if !ow.lost {
-			unix.InotifyRmWatch(g.fd, uint32(old))
+		if !w.lost {
+			unix.InotifyRmWatch(g.fd, uint32(wd))
 		}
 	}
 }
@@ -238,7 +202,7 @@ func (g *guards) drain() {
 			if mask&unix.IN_IGNORED != 0 {
 				w.lost = true
 			}
-			if mask&unix.IN_MODIFY != 0 && w.refs > 0 { // an idle watch counts nothing
+			if mask&unix.IN_MODIFY != 0 {
 				if i := indexZero(name); i >= 0 {
 					name = name[:i]
 				}
