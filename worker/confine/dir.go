@@ -86,25 +86,38 @@ func (d *Dir) Entries() ([]Entry, error) {
 	defer d.h.release()
 	d.rdMu.Lock()
 	defer d.rdMu.Unlock()
-	if _, err := unix.Seek(dirfd, 0, io.SeekStart); err != nil {
+	var out []Entry
+	err = readDirents(dirfd, func(buf []byte) (more bool, err error) {
+		out, err = parseDirents(dirfd, buf, out)
+		return true, err
+	})
+	if err != nil {
 		return nil, pathErr("readdir", d.rel, err)
 	}
-	var out []Entry
+	return out, nil
+}
+
+// readDirents reads the directory fd from its start, one getdents buffer
+// of linux_dirent64 records at a time, until each says no more or the
+// directory ends. Errors of getdents are mapped as mapErrno maps them.
+func readDirents(fd int, each func(buf []byte) (more bool, err error)) error {
+	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
+		return err
+	}
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := unix.Getdents(dirfd, buf)
+		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, pathErr("readdir", d.rel, mapErrno(err))
+			return mapErrno(err)
 		}
 		if n <= 0 {
-			return out, nil
+			return nil
 		}
-		out, err = parseDirents(dirfd, buf[:n], out)
-		if err != nil {
-			return nil, pathErr("readdir", d.rel, err)
+		if more, err := each(buf[:n]); err != nil || !more {
+			return err
 		}
 	}
 }
@@ -116,14 +129,17 @@ const (
 	direntNameOff   = 19
 )
 
-func parseDirents(dirfd int, buf []byte, out []Entry) ([]Entry, error) {
+// direntRecords calls each with every live record in buf (d_ino not 0)
+// and its name, cut at its NUL, until each says no more. A record that does
+// not fit its buffer is an error.
+func direntRecords(buf []byte, each func(rec, name []byte) (more bool, err error)) error {
 	for len(buf) > 0 {
 		if len(buf) < direntNameOff {
-			return out, errors.New("short dirent")
+			return errors.New("short dirent")
 		}
 		reclen := int(binary.NativeEndian.Uint16(buf[direntReclenOff:]))
 		if reclen < direntNameOff || reclen > len(buf) {
-			return out, errors.New("bad dirent")
+			return errors.New("bad dirent")
 		}
 		rec := buf[:reclen]
 		buf = buf[reclen:]
@@ -134,8 +150,19 @@ func parseDirents(dirfd int, buf []byte, out []Entry) ([]Entry, error) {
 		if i := indexZero(name); i >= 0 {
 			name = name[:i]
 		}
+		if more, err := each(rec, name); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseDirents appends the entries of the records in buf to out, skipping
+// "." and "..", and asking fstatat for a kind the record does not give.
+func parseDirents(dirfd int, buf []byte, out []Entry) ([]Entry, error) {
+	err := direntRecords(buf, func(rec, name []byte) (bool, error) {
 		if len(name) == 0 || string(name) == "." || string(name) == ".." {
-			continue
+			return true, nil
 		}
 		e := Entry{Name: string(name)}
 		switch rec[direntTypeOff] {
@@ -155,18 +182,19 @@ func parseDirents(dirfd int, buf []byte, out []Entry) ([]Entry, error) {
 				}
 			}
 			if err == unix.ENOENT {
-				continue // removed meanwhile
+				return true, nil // removed meanwhile
 			}
 			if err != nil {
-				return out, mapErrno(err)
+				return false, mapErrno(err)
 			}
 			e.Kind = modeKind(st.Mode)
 		default:
 			e.Kind = KindOther
 		}
 		out = append(out, e)
-	}
-	return out, nil
+		return true, nil
+	})
+	return out, err
 }
 
 func indexZero(b []byte) int {

@@ -3,8 +3,6 @@
 package confine
 
 import (
-	"encoding/binary"
-	"io"
 	"os"
 	"sync"
 
@@ -152,42 +150,13 @@ func hasEntry(dirfd int, name string) (bool, error) {
 		return false, err
 	}
 	defer unix.Close(fd)
-	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
-		return false, err
-	}
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		if n <= 0 {
-			return false, nil
-		}
-		if direntsHold(buf[:n], name) {
-			return true, nil
-		}
-	}
-}
-
-// direntsHold reports whether the linux_dirent64 records in buf hold name.
-func direntsHold(buf []byte, name string) bool {
-	for len(buf) >= direntNameOff {
-		reclen := int(binary.NativeEndian.Uint16(buf[direntReclenOff:]))
-		if reclen < direntNameOff || reclen > len(buf) {
-			return false
-		}
-		rec := buf[direntNameOff:reclen]
-		buf = buf[reclen:]
-		if i := indexZero(rec); i >= 0 {
-			rec = rec[:i]
-		}
-		if string(rec) == name {
-			return true
-		}
-	}
-	return false
+	found := false
+	err = readDirents(fd, func(buf []byte) (bool, error) {
+		err := direntRecords(buf, func(_, n []byte) (bool, error) {
+			found = string(n) == name
+			return !found, nil
+		})
+		return !found, err
+	})
+	return found, err
 }
