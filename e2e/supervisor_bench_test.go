@@ -11,7 +11,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -68,25 +67,7 @@ func BenchmarkSupervisorStartup(b *testing.B) {
 
 func benchSupervisorStartup(b *testing.B, roots int) {
 	bins := buildSupervisorBins(b)
-	dir := b.TempDir()
-	var m strings.Builder
-	m.WriteString("version: 1\nroots:\n")
-	wantTools := 0
-	for i := range roots {
-		name := fmt.Sprintf("r%d", i)
-		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		writeFile(b, filepath.Join(dir, name, "a.txt"), "a\n")
-		tools, n := "read", 4
-		if i%2 == 1 {
-			tools, n = "all", 5
-		}
-		wantTools += n
-		fmt.Fprintf(&m, "  - name: %s\n    path: %s\n    include: [\"**\"]\n    tools: %s\n", name, name, tools)
-	}
-	file := filepath.Join(dir, "manifest.yaml")
-	writeFile(b, file, m.String())
+	dir, file, wantTools := benchRootsManifest(b, roots)
 	workerArgs := []string{"--root", filepath.Join(dir, "r0"), "--include", "**", "--tools", "read", "--name", "r0"}
 	ready := func() *supervisorProc {
 		p := startSupervisor(b, file, bins.worker)
@@ -138,6 +119,29 @@ func benchSupervisorStartup(b *testing.B, roots int) {
 	// (start-up, serving, shutdown), per start.
 	b.ReportMetric(float64(supCPU.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(workerCPU.Nanoseconds())/float64(b.N), "worker-cpu-ns/op")
+}
+
+// benchRootsManifest writes a manifest of n roots r0..r(n-1) in a new
+// directory, each holding a.txt, the even ones with the read tools and the
+// odd ones with all; it returns the directory, the manifest's path and the
+// number of tools the supervisor lists for it.
+func benchRootsManifest(b *testing.B, n int) (dir, file string, tools int) {
+	dir = b.TempDir()
+	var m strings.Builder
+	m.WriteString("version: 1\nroots:\n")
+	for i := range n {
+		name := fmt.Sprintf("r%d", i)
+		writeFile(b, filepath.Join(dir, name, "a.txt"), "a\n")
+		mask, k := "read", 4
+		if i%2 == 1 {
+			mask, k = "all", 5
+		}
+		tools += k
+		fmt.Fprintf(&m, "  - name: %s\n    path: %s\n    include: [\"**\"]\n    tools: %s\n", name, name, mask)
+	}
+	file = filepath.Join(dir, "manifest.yaml")
+	writeFile(b, file, m.String())
+	return dir, file, tools
 }
 
 // BenchmarkSupervisorSearchText: the whole-tree rare-literal search_text of
