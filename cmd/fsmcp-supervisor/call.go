@@ -84,6 +84,18 @@ func (s *session) close() {
 	s.cleanup()
 }
 
+// tools is every tool the supervisor lists, in its order.
+func (s *session) tools(ctx context.Context) ([]*mcp.Tool, error) {
+	var list []*mcp.Tool
+	for t, err := range s.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		list = append(list, t)
+	}
+	return list, nil
+}
+
 // buildWorker covers `go run ./cmd/fsmcp-supervisor` in a fresh checkout,
 // where no fsmcp-worker binary exists yet: a development build of this
 // module builds the worker from the same checkout into a temporary folder.
@@ -149,13 +161,10 @@ func tools(args []string, stdout, stderr io.Writer) int {
 		return sessionError(stderr, err)
 	}
 	defer s.close()
-	var list []*mcp.Tool
-	for tool, err := range s.cs.Tools(ctx, nil) {
-		if err != nil {
-			fmt.Fprintf(stderr, "fsmcp-supervisor: tools/list: %v\n", err)
-			return 1
-		}
-		list = append(list, tool)
+	list, err := s.tools(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return 1
 	}
 	if *asJSON {
 		return printJSON(stdout, stderr, list)
@@ -199,12 +208,13 @@ func call(args []string, stdout, stderr io.Writer) int {
 		return sessionError(stderr, err)
 	}
 	defer s.close()
+	list, err := s.tools(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
+		return 1
+	}
 	var names []string
-	for t, err := range s.cs.Tools(ctx, nil) {
-		if err != nil {
-			fmt.Fprintf(stderr, "fsmcp-supervisor: tools/list: %v\n", err)
-			return 1
-		}
+	for _, t := range list {
 		names = append(names, t.Name)
 	}
 	if !slices.Contains(names, tool) {
