@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/worker/jsonl"
 )
 
 // rootSpec is one root of a manifest written by a test.
@@ -357,5 +359,70 @@ func TestSupervisorStartFailure(t *testing.T) {
 				return err == nil && !res.IsError
 			})
 		})
+	}
+}
+
+// TestSupervisorWorkerBusy: a worker in plugin mode takes 68 calls at once
+// (the front's 64 and 4 for probes) and lets go of at most 68 cancelled
+// calls whose reads never return; past that, cancelled calls keep its
+// slots while the front, whose quota they no longer hold, sends it more.
+// The worker refuses those with its JSON-RPC busy error, which the host
+// gets as the front's own quota refusal: a tool error naming the root.
+// The calls are cancelled by the root's call_timeout: the front writes
+// the cancellation to the worker before it answers the host, so the next
+// round reaches the worker after it.
+func TestSupervisorWorkerBusy(t *testing.T) {
+	// A round stays under the front's quota of 64: the slot of the last
+	// answer the host reads may still be on its way back.
+	const takes, round = 68, 63
+	bins := buildSupervisorBins(t)
+	dir, s := stuckMount(t)
+	ws := tree(t, map[string]string{"a.txt": "a\n"})
+	file := writeManifest(t, rootSpec{name: "share", path: dir, extra: "call_timeout: 2s"}, rootSpec{name: "healthy", path: ws})
+	p := startLines(t, bins.supervisor, "--manifest", file, "--worker", bins.worker, "--grace", "1s")
+	p.send(t, `{"jsonrpc":"2.0","id":"list","method":"tools/list","params":{`+newMeta+`}}`)
+	if r := p.recv(t, 30*time.Second); string(r.ID) != `"list"` || r.Error != nil {
+		t.Fatalf("tools/list: %s %+v", r.ID, r.Error)
+	}
+	// Two rounds of stuck calls that time out: the front frees its quota
+	// both times, the worker 68 slots in all.
+	timedOut := "root share: the call did not finish within 2s (the root's call_timeout) and was cancelled"
+	for k := range 2 {
+		for i := range round {
+			p.send(t, rawCall(fmt.Sprintf(`"r%d-%d"`, k, i), "share_read_text_file", `{"path":"stuck.txt"}`))
+		}
+		for range round {
+			if r := p.recv(t, 20*time.Second); r.Result == nil || !r.Result.IsError || r.text() != timedOut {
+				t.Fatalf("stuck call: id %s, error %+v, result %q; want %q", r.ID, r.Error, r.text(), timedOut)
+			}
+		}
+	}
+	waitBlocked(t, s, 2*round)
+	// The worker holds the calls it did not let go of; of 16 more, it
+	// takes as many as it has room for and refuses the rest.
+	const more = 16
+	held := 2*round - takes
+	refused := more - (takes - held)
+	for i := range more {
+		p.send(t, rawCall(fmt.Sprintf(`"x%d"`, i), "share_read_text_file", `{"path":"stuck.txt"}`))
+	}
+	want := jsonl.Busy("root share", jsonl.DefaultMaxInFlight)
+	for range refused {
+		r := p.recv(t, 20*time.Second)
+		if !strings.HasPrefix(string(r.ID), `"x`) || r.Error != nil || r.Result == nil || !r.Result.IsError || r.text() != want {
+			t.Fatalf("call to a worker holding %d calls: id %s, error %+v, result %q; want the tool error %q", takes, r.ID, r.Error, r.text(), want)
+		}
+	}
+	waitBlocked(t, s, int32(2*round+more-refused))
+	p.send(t, rawCall(`"healthy"`, "healthy_read_text_file", `{"path":"a.txt"}`))
+	for {
+		r := p.recv(t, 20*time.Second)
+		if strings.HasPrefix(string(r.ID), `"x`) && r.text() == timedOut {
+			continue // a call the worker took, timed out meanwhile
+		}
+		if string(r.ID) != `"healthy"` || r.Result == nil || r.Result.IsError || r.Error != nil {
+			t.Fatalf("healthy root: id %s %+v %+v", r.ID, r.Result, r.Error)
+		}
+		break
 	}
 }

@@ -229,6 +229,13 @@ func (s *Server) takeCancel(req *jsonrpc.Request) bool {
 // relayed call that ended with resp or err.
 func (s *Server) relayAnswer(ctx context.Context, r Root, timeout time.Duration, resp *jsonrpc.Response, err error) *jsonrpc.Response {
 	switch {
+	case err == nil && isBusy(resp.Error):
+		// The worker holds as many calls as it takes: calls the host
+		// cancelled still count there while their reads never return
+		// (past the 64 it lets go of). The host gets the tool error the
+		// front's own quota gives, naming the root, not the worker's
+		// JSON-RPC error naming "the server".
+		return s.toolErrorResponse(toolError(jsonl.Busy("root "+r.Name(), RootCalls)))
 	case err == nil:
 		return &jsonrpc.Response{Result: s.ownServerInfo(resp.Result), Error: resp.Error}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -239,6 +246,13 @@ func (s *Server) relayAnswer(ctx context.Context, r Root, timeout time.Duration,
 		return &jsonrpc.Response{Error: &jsonrpc.Error{Code: codeRequestCancelled, Message: "request cancelled"}}
 	}
 	return s.toolErrorResponse(callFailed(r, err))
+}
+
+// isBusy reports whether a worker's error is its refusal of a call past
+// the calls it takes at once.
+func isBusy(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == jsonl.CodeBusy
 }
 
 // codeRequestCancelled is the code of the (unsent) answer to a cancelled
