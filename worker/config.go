@@ -16,6 +16,7 @@ import (
 	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/glob"
 	"github.com/fsmcp/fsmcp/worker/toolset"
+	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
 // Limits are a root's budgets and walk ceilings. Zero MaxFileBytes means no
@@ -238,7 +239,11 @@ func Open(cfg Config) (*Root, error) {
 	case err != nil:
 		return nil, configErrorf("root cannot be opened: %v", errors.Unwrap(err))
 	}
-	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask, inv: newInventories(maxWatches)}
+	// One budget of watches for the root: its kept inventories, and the
+	// watches its read guards keep idle (which give way to inventories).
+	watches := watch.NewBudget(maxWatches)
+	dir.KeepIdleWatches(watches, watchIdle)
+	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask, inv: newInventories(watches)}
 	if cfg.CursorKey != nil {
 		r.digests = newDigestCache(int(cfg.Limits.MaxFiles))
 	}

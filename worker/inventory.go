@@ -87,10 +87,10 @@ type inventories struct {
 	used time.Time
 }
 
-// newInventories returns an empty cache whose scopes may hold up to max
-// watches in all.
-func newInventories(max int) *inventories {
-	return &inventories{set: watch.New(max)}
+// newInventories returns an empty cache whose scopes take their watches
+// from b (which the root's read guards share for their idle watches).
+func newInventories(b *watch.Budget) *inventories {
+	return &inventories{set: watch.NewIn(b)}
 }
 
 func (c *inventories) close() {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
 // searchPages follows search_text's cursors from the start and returns
@@ -58,7 +60,7 @@ func TestInventoryCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.inv = newInventories(watches)
+		r.inv = newInventories(watch.NewBudget(watches))
 		t.Cleanup(func() { r.Close() })
 		return r
 	}
@@ -221,7 +223,7 @@ func TestInventoryIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer small.Close()
-	small.inv = newInventories(2)
+	small.inv = newInventories(watch.NewBudget(2))
 	searchPages(t, small, "needle")
 	if n := small.inv.set.Len(); n != 0 {
 		t.Fatalf("a walk over the watch cap left %d watches", n)

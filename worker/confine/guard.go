@@ -8,8 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
 // A Guard tells whether an open file was written while it was being read:
@@ -51,7 +54,36 @@ type guards struct {
 	on  bool // fd is open
 	off bool // no more Guards: closed, or inotify unavailable
 	wds map[int32]*guardWatch
-	buf [4096]byte
+	// idle holds the watches no read uses any more, oldest first, each one
+	// taken from budget as a spare: reading the same file (or, for a
+	// search, a file in the same directory) again then re-adds a watch the
+	// kernel still has, which answers the same descriptor, instead of
+	// creating one and removing it after every read. Without a budget
+	// (KeepIdleWatches not called) nothing is kept.
+	idle    []int32
+	budget  *watch.Budget
+	idleFor time.Duration // the idle list is emptied this long after its last use
+	used    time.Time
+	timer   *time.Timer // runs while the idle list is not empty
+	buf     [4096]byte
+}
+
+// keepIdle is the most unused watches a Root keeps. Each is one of the
+// user's inotify watches, and one of the budget's; a kept watch's events are
+// read at the next drain and count nothing (identical consecutive events are
+// merged by the kernel, so a file written continuously queues one).
+const keepIdle = 16
+
+// KeepIdleWatches lets r keep up to 16 watches no read uses any more, taken
+// as spares from b (so they never stand in the way of b's other holders,
+// which take them back when short) and all given back once none has been
+// used for idle. Call it before r is shared.
+func (r *Root) KeepIdleWatches(b *watch.Budget, idle time.Duration) {
+	g := &r.guards
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.budget, g.idleFor = b, idle
+	b.OnShort(g.shed)
 }
 
 // guardWatch is one inode's watch, shared by the Guards reading it.
@@ -109,6 +141,9 @@ func (g *guards) add(fd int) (int32, *guardWatch) {
 		return 0, nil
 	}
 	w := g.wds[int32(wd)]
+	if w != nil && w.refs == 0 {
+		g.unidle(int32(wd)) // kept idle: in use again
+	}
 	if w == nil || w.lost {
 		w = &guardWatch{names: map[string]uint64{}}
 		g.wds[int32(wd)] = w
@@ -117,18 +152,85 @@ func (g *guards) add(fd int) (int32, *guardWatch) {
 	return int32(wd), w
 }
 
-// release gives back one reference to the watch wd. g.mu is held.
+// release gives back one reference to the watch wd. A watch no read uses
+// any more goes on the idle list if the budget has a spare watch for it
+// (the oldest idle one makes room past keepIdle), else it is removed.
+// g.mu is held.
 func (g *guards) release(wd int32, w *guardWatch) {
 	w.refs--
-	if w.refs > 0 || !g.on {
+	if w.refs > 0 || !g.on || g.wds[wd] != w {
 		return
 	}
-	if g.wds[wd] == w {
-		delete(g.wds, wd)
-		if !w.lost {
-			unix.InotifyRmWatch(g.fd, uint32(wd))
+	if !w.lost && g.budget != nil {
+		if len(g.idle) >= keepIdle {
+			g.remove(g.idle[0])
+		}
+		if g.budget.TakeSpare() {
+			g.idle = append(g.idle, wd)
+			g.used = time.Now()
+			if g.timer == nil {
+				g.timer = time.AfterFunc(g.idleFor, g.expire)
+			}
+			return
 		}
 	}
+	delete(g.wds, wd)
+	// A lost watch may still be the kernel's (after a queue overflow);
+	// one already gone makes this fail harmlessly.
+	unix.InotifyRmWatch(g.fd, uint32(wd))
+}
+
+// unidle takes wd off the idle list and gives its spare back. g.mu is held.
+func (g *guards) unidle(wd int32) {
+	for i, v := range g.idle {
+		if v == wd {
+			g.idle = append(g.idle[:i], g.idle[i+1:]...)
+			g.budget.Give(1)
+			return
+		}
+	}
+}
+
+// remove drops the idle watch wd. g.mu is held.
+func (g *guards) remove(wd int32) {
+	g.unidle(wd)
+	if w := g.wds[wd]; w != nil && w.refs == 0 {
+		delete(g.wds, wd)
+		unix.InotifyRmWatch(g.fd, uint32(wd)) // fails harmlessly if the kernel dropped it
+	}
+}
+
+// removeIdle drops every idle watch. g.mu is held.
+func (g *guards) removeIdle() {
+	for len(g.idle) > 0 {
+		g.remove(g.idle[0])
+	}
+	if g.timer != nil {
+		g.timer.Stop()
+		g.timer = nil
+	}
+}
+
+// shed gives the idle watches back: the budget is short of watches.
+func (g *guards) shed() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.removeIdle()
+}
+
+// expire drops the idle watches once none has been used for idleFor, or
+// waits again for the rest of that time.
+func (g *guards) expire() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.timer == nil {
+		return // emptied meanwhile
+	}
+	if left := g.idleFor - time.Since(g.used); left > 0 {
+		g.timer.Reset(left)
+		return
+	}
+	g.removeIdle()
 }
 
 func (gd *Guard) count() uint64 {
@@ -193,6 +295,7 @@ func (g *guards) drain() {
 				for _, w := range g.wds {
 					w.lost = true
 				}
+				g.removeIdle()
 				continue
 			}
 			w := g.wds[wd]
@@ -201,8 +304,11 @@ func (g *guards) drain() {
 			}
 			if mask&unix.IN_IGNORED != 0 {
 				w.lost = true
+				if w.refs == 0 {
+					g.remove(wd) // the kernel dropped an idle watch
+				}
 			}
-			if mask&unix.IN_MODIFY != 0 {
+			if mask&unix.IN_MODIFY != 0 && w.refs > 0 { // an idle watch counts nothing
 				if i := indexZero(name); i >= 0 {
 					name = name[:i]
 				}
@@ -220,6 +326,7 @@ func (g *guards) close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.on {
+		g.removeIdle()
 		unix.Close(g.fd)
 		g.on = false
 	}

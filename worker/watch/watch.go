@@ -54,17 +54,18 @@ const (
 
 // Set is a set of watches. It is not safe for concurrent use.
 type Set struct {
-	fd  int // inotify instance; -1 before the first watch and after a change
-	max int // most watches at once
+	fd     int     // inotify instance; -1 before the first watch and after a change
+	budget *Budget // every watch held is one taken from it
 	// wds maps each watch to the one entry that counts, "" for all.
 	wds map[int32]string
 	buf [16 << 10]byte
 }
 
 // New returns an empty Set that holds at most max watches.
-func New(max int) *Set {
-	return &Set{fd: -1, max: max}
-}
+func New(max int) *Set { return NewIn(NewBudget(max)) }
+
+// NewIn returns an empty Set whose watches are taken from b.
+func NewIn(b *Budget) *Set { return &Set{fd: -1, budget: b} }
 
 // Len is the number of watches the Set holds.
 func (s *Set) Len() int { return len(s.wds) }
@@ -89,6 +90,7 @@ func (s *Set) reset() {
 	if s.fd >= 0 {
 		unix.Close(s.fd)
 	}
+	s.budget.Give(len(s.wds))
 	s.fd, s.wds = -1, nil
 }
 
@@ -167,7 +169,7 @@ func (s *Set) add(path string, mask uint32, along string) error {
 		}
 		s.fd, s.wds = fd, map[int32]string{}
 	}
-	if len(s.wds) >= s.max {
+	if !s.budget.Take() {
 		return ErrUnavailable
 	}
 	// IN_MASK_ADD: an object watched twice (a directory that is both a
@@ -176,12 +178,17 @@ func (s *Set) add(path string, mask uint32, along string) error {
 	switch err {
 	case nil:
 	case unix.ENOSPC, unix.ENOMEM, unix.EACCES, unix.EPERM, unix.ENOENT:
+		s.budget.Give(1)
 		return ErrUnavailable
 	default:
+		s.budget.Give(1)
 		return fmt.Errorf("watch: %w", err)
 	}
 	w := int32(wd)
 	prev, seen := s.wds[w]
+	if seen {
+		s.budget.Give(1) // the same watch again: nothing new is held
+	}
 	switch {
 	case !seen:
 		s.wds[w] = along
