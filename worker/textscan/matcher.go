@@ -13,7 +13,8 @@
 //
 // Matching runs in time linear in the bytes scanned, whatever the terms
 // (up to MaxTerms of up to 256 bytes): each term is looked for by its rarest
-// byte and compared, which is fastest on ordinary text, and a guard counts
+// byte and compared, which is fastest on ordinary text (several terms at
+// once by a SIMD prefilter on their first bytes, see teddy), and a guard counts
 // the comparison work; where it would exceed twice the bytes scanned (text
 // made of a term's own bytes, many terms) the rest of the scan runs on an
 // Aho-Corasick automaton, one table lookup per byte for all terms, folding
@@ -141,6 +142,10 @@ type Matcher struct {
 	fold   bool
 	maxLen int
 
+	// td is the SIMD prefilter for two or more terms where the CPU
+	// has one (see teddy), else nil.
+	td *teddy
+
 	autoOnce sync.Once
 	ac       *automaton // built on first use
 }
@@ -198,6 +203,9 @@ func NewMatcher(terms []string, foldASCII bool) (*Matcher, error) {
 		}
 		m.terms = append(m.terms, tm)
 		m.maxLen = max(m.maxLen, len(b))
+	}
+	if len(m.terms) > 1 && haveTeddy {
+		m.td = newTeddy(m.terms, foldASCII)
 	}
 	return m, nil
 }

@@ -60,6 +60,11 @@ type Scanner struct {
 	linear        bool
 	// alwaysLinear starts every Scan on the automaton (tests).
 	alwaysLinear bool
+	// noTeddy makes a matcher with a prefilter use the anchor search
+	// instead (tests).
+	noTeddy bool
+	// lanes receives the buckets of a prefilter step's positions.
+	lanes [32]byte
 }
 
 // SetContext makes every later Scan stop with ctx's error, within
@@ -379,8 +384,15 @@ func (s *Scanner) reset() {
 // call has reached, the rest of the call runs on the Aho-Corasick automaton:
 // one table lookup per byte for all terms at once, folded or not. A single
 // case-sensitive term falls back to bytes.Index instead, as before (its
-// Rabin-Karp fallback is linear).
+// Rabin-Karp fallback is linear). Several terms, where the CPU can, are
+// looked for together by the SIMD prefilter instead of the anchors (see
+// teddy), its comparisons charged the same way.
 func (s *Scanner) find(buf []byte, from int) int {
+	if !s.linear && s.m.td != nil && !s.noTeddy {
+		if m := s.findTeddy(buf, from); !s.linear {
+			return m
+		}
+	}
 	if !s.linear {
 		best := none
 		for i := range s.st {
