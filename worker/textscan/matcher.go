@@ -142,8 +142,9 @@ type Matcher struct {
 	fold   bool
 	maxLen int
 
-	// td is the SIMD prefilter for two or more terms where the CPU
-	// has one (see teddy), else nil.
+	// td is the SIMD prefilter, with windows chosen by the static byte
+	// frequencies, for terms that would take several anchor passes where
+	// the CPU has one (see teddy, useTeddy); else nil.
 	td *teddy
 
 	autoOnce sync.Once
@@ -204,8 +205,8 @@ func NewMatcher(terms []string, foldASCII bool) (*Matcher, error) {
 		m.terms = append(m.terms, tm)
 		m.maxLen = max(m.maxLen, len(b))
 	}
-	if len(m.terms) > 1 && haveTeddy {
-		m.td = newTeddy(m.terms, foldASCII)
+	if useTeddy(m.terms) {
+		m.td = newTeddy(m.terms, foldASCII, staticWindows(m.terms, foldASCII))
 	}
 	return m, nil
 }

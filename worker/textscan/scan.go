@@ -60,6 +60,9 @@ type Scanner struct {
 	linear        bool
 	// alwaysLinear starts every Scan on the automaton (tests).
 	alwaysLinear bool
+	// td is the matcher's prefilter, its windows tuned with the anchors
+	// (nil without one).
+	td *teddy
 	// noTeddy makes a matcher with a prefilter use the anchor search
 	// instead (tests).
 	noTeddy bool
@@ -99,6 +102,7 @@ func NewScanner(m *Matcher) *Scanner {
 		m:     m,
 		st:    make([]termState, len(m.terms)),
 		an:    an,
+		td:    m.td,
 		chunk: readChunk,
 	}
 }
@@ -363,6 +367,13 @@ func (s *Scanner) tune(data []byte) {
 			}
 		}
 	}
+	if s.td != nil {
+		// The same counts, the static guess breaking ties, choose the
+		// prefilter's windows.
+		s.td = newTeddy(s.m.terms, s.m.fold, windows(s.m.terms, s.m.fold, func(c byte) int {
+			return hist[c]<<8 + int(freq[c])
+		}))
+	}
 }
 
 // reset invalidates the cached term positions before a new region.
@@ -384,11 +395,11 @@ func (s *Scanner) reset() {
 // call has reached, the rest of the call runs on the Aho-Corasick automaton:
 // one table lookup per byte for all terms at once, folded or not. A single
 // case-sensitive term falls back to bytes.Index instead, as before (its
-// Rabin-Karp fallback is linear). Several terms, where the CPU can, are
-// looked for together by the SIMD prefilter instead of the anchors (see
-// teddy), its comparisons charged the same way.
+// Rabin-Karp fallback is linear). Terms that would take several anchor
+// passes, where the CPU can, are looked for together by the SIMD
+// prefilter instead (see teddy), its comparisons charged the same way.
 func (s *Scanner) find(buf []byte, from int) int {
-	if !s.linear && s.m.td != nil && !s.noTeddy {
+	if !s.linear && s.td != nil && !s.noTeddy {
 		if m := s.findTeddy(buf, from); !s.linear {
 			return m
 		}

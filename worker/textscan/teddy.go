@@ -6,67 +6,92 @@ import (
 	"slices"
 )
 
-// teddy is the multi-term prefilter of a Matcher with several terms, after
-// Hyperscan's and ripgrep's Teddy: the terms are put in 8 buckets (one bit
-// each), and for each of the first teddyLen bytes of a term two 16-entry
-// tables, indexed by a text byte's low and high nibble, hold the bits of
-// the buckets whose terms may have that nibble there. A text position is a
-// candidate for the buckets whose bits survive the AND of its teddyLen
-// bytes' lookups; only those buckets' terms are compared there. On amd64
-// with AVX2, teddyBlocks does the lookups 32 positions a step (VPSHUFB);
-// the tail of a buffer, and every CPU without it, uses the same tables one
-// position at a time (teddy.at) or, without SIMD, the anchor search.
+// teddy is the multi-term prefilter, after Hyperscan's and ripgrep's
+// Teddy: each term has a window of teddyLen consecutive bytes (its rarest,
+// see windows), the terms are put in 8 buckets (one bit each), and for
+// each byte j of a window two 16-entry tables, indexed by a text byte's
+// low and high nibble, hold the bits of the buckets whose windows may have
+// that nibble there. A text position is a candidate for the buckets whose
+// bits survive the AND of the lookups of its teddyLen bytes; only those
+// buckets' terms are compared there. On amd64 with AVX2 teddyBlocks does
+// the lookups 32 positions a step (VPSHUFB); the tail of a buffer uses the
+// same tables one position at a time (teddy.at).
 //
-// Candidates come in text order and each is verified before the next, so
-// the first verified one is the earliest term start, as the anchor search
-// finds: the scan's results, positions and cursors do not depend on which
-// of the two ran.
+// Candidates come in text order. A term's start is its window's position
+// less the window's offset in the term, so after a first hit the scan goes
+// on up to the largest offset past it, and returns the earliest start: the
+// one the anchor search finds. The scan's results, positions and cursors
+// do not depend on which of the two ran.
 type teddy struct {
-	// masks holds, for byte j of a term (j < teddyLen), the low-nibble
-	// table at 2j and the high-nibble table at 2j+1, each written twice
-	// (for the two 128-bit lanes VPSHUFB looks up in).
+	// masks holds, for byte j of the windows (j < teddyLen), the
+	// low-nibble table at 2j and the high-nibble table at 2j+1, each
+	// written twice (for the two 128-bit lanes VPSHUFB looks up in).
 	masks [2 * teddyLen][32]byte
 	// buckets lists the terms (indices in Matcher.terms) of each bucket.
 	buckets [8][]int
-	minLen  int // the shortest term's length
+	off     []int // each term's window offset
+	maxOff  int   // the largest window offset
+	minTail int   // the least term length less window offset
 }
 
-// teddyLen is how many leading bytes of each term the prefilter looks at.
+// teddyLen is the length of the window of each term the prefilter looks
+// at (a shorter term's window is the whole term).
 const teddyLen = 3
 
-// newTeddy builds the prefilter of terms (lower-cased when fold): both
-// cases of a folded letter set the bucket's bits.
-func newTeddy(terms []term, fold bool) *teddy {
-	td := &teddy{minLen: len(terms[0].b)}
-	// Terms sharing their opening bytes share a bucket, so a bucket's
-	// tables admit few nibbles: sort by the opening bytes, then cut the
-	// order into 8 runs.
+// teddyPasses is the least number of anchor passes (one per term, two for
+// a folded letter) for which the prefilter is used: one step of it costs
+// about as much as two extra passes over bytes in cache.
+const teddyPasses = 5
+
+// useTeddy reports whether the matcher's terms are looked for by the
+// prefilter rather than by one anchor pass each.
+func useTeddy(terms []term) bool {
+	passes := 0
+	for _, t := range terms {
+		passes++
+		if t.c1 != t.c2 {
+			passes++
+		}
+	}
+	return haveTeddy && passes >= teddyPasses
+}
+
+// newTeddy builds the prefilter of terms (lower-cased when fold) with the
+// windows at off: both cases of a folded letter set the bucket's bits.
+func newTeddy(terms []term, fold bool, off []int) *teddy {
+	td := &teddy{off: off, minTail: len(terms[0].b)}
+	win := func(i int) []byte {
+		t := terms[i].b
+		return t[off[i]:min(len(t), off[i]+teddyLen)]
+	}
+	// Terms whose windows share bytes share a bucket, so a bucket's
+	// tables admit few nibbles: sort by window, then cut the order into 8
+	// runs.
 	order := make([]int, len(terms))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		return bytes.Compare(terms[a].b[:min(teddyLen, len(terms[a].b))], terms[b].b[:min(teddyLen, len(terms[b].b))])
-	})
+	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(win(a), win(b)) })
 	for r, i := range order {
 		b := r * 8 / len(terms)
 		td.buckets[b] = append(td.buckets[b], i)
-		t := terms[i].b
-		td.minLen = min(td.minLen, len(t))
+		td.maxOff = max(td.maxOff, off[i])
+		td.minTail = min(td.minTail, len(terms[i].b)-off[i])
+		w := win(i)
 		bit := byte(1) << b
 		for j := range teddyLen {
 			lo, hi := &td.masks[2*j], &td.masks[2*j+1]
-			if j >= len(t) {
+			if j >= len(w) {
 				// Past a short term's end any byte will do (the
-				// verification checks the term fits).
+				// comparison checks the term fits).
 				for k := range lo {
 					lo[k] |= bit
 					hi[k] |= bit
 				}
 				continue
 			}
-			for _, c := range []byte{t[j], upper[t[j]]} {
-				if c != t[j] && !fold {
+			for _, c := range []byte{w[j], upper[w[j]]} {
+				if c != w[j] && !fold {
 					break
 				}
 				lo[c&15] |= bit
@@ -77,6 +102,36 @@ func newTeddy(terms []term, fold bool) *teddy {
 		}
 	}
 	return td
+}
+
+// windows chooses each term's window: the teddyLen consecutive bytes that
+// occur least often together by count, of both cases when folding (count
+// gives a byte's count; a product of the three, each plus one).
+func windows(terms []term, fold bool, count func(c byte) int) []int {
+	off := make([]int, len(terms))
+	for i, t := range terms {
+		best := 0.0
+		for o := 0; o+teddyLen <= len(t.b); o++ {
+			p := 1.0
+			for _, c := range t.b[o : o+teddyLen] {
+				n := count(c)
+				if fold && upper[c] != c {
+					n += count(upper[c])
+				}
+				p *= float64(n + 1)
+			}
+			if o == 0 || p < best {
+				best, off[i] = p, o
+			}
+		}
+	}
+	return off
+}
+
+// staticWindows chooses the windows by the matcher's static byte
+// frequencies, for a scan that has seen too little text to count.
+func staticWindows(terms []term, fold bool) []int {
+	return windows(terms, fold, func(c byte) int { return int(freq[c]) })
 }
 
 // at returns the buckets for which buf[i:] is a candidate, the bytes past
@@ -90,15 +145,19 @@ func (td *teddy) at(buf []byte, i int) byte {
 	return bb
 }
 
-// findTeddy is find for a matcher with a prefilter: the earliest start >=
+// findTeddy is find for a scan with a prefilter: the earliest start >=
 // from of a term occurrence in buf, or -1. Failed comparisons are charged
 // to the guard like the anchor search's; when it switches to the
 // automaton, findTeddy returns -1 with s.linear set.
 func (s *Scanner) findTeddy(buf []byte, from int) int {
-	td := s.m.td
+	td := s.td
+	best := none
+	// Candidates at limit or after it cannot start before best.
+	limit := len(buf)
 	i := from
-	for i < len(buf) {
-		k, lanes := teddyBlocks(td, buf[i:], &s.lanes)
+	for i < limit {
+		// A candidate before limit reads teddyLen-1 bytes past it.
+		k, lanes := teddyBlocks(td, buf[i:min(len(buf), limit+teddyLen-1)], &s.lanes)
 		i += k
 		if lanes == 0 {
 			break // fewer than a step's bytes are left
@@ -106,8 +165,11 @@ func (s *Scanner) findTeddy(buf []byte, from int) int {
 		for lanes != 0 {
 			l := bits.TrailingZeros32(lanes)
 			lanes &= lanes - 1
-			if s.verify(buf, i+l, s.lanes[l]) {
-				return i + l
+			if i+l >= limit {
+				break
+			}
+			if st := s.verify(buf, from, i+l, s.lanes[l]); st < best {
+				best, limit = st, min(limit, st+td.maxOff)
 			}
 			if s.linear {
 				return -1
@@ -115,39 +177,45 @@ func (s *Scanner) findTeddy(buf []byte, from int) int {
 		}
 		i += 32
 	}
-	for end := len(buf) - td.minLen; i <= end; i++ {
+	for end := min(limit, len(buf)-td.minTail+1); i < end; i++ {
 		if bb := td.at(buf, i); bb != 0 {
-			if s.verify(buf, i, bb) {
-				return i
+			if st := s.verify(buf, from, i, bb); st < best {
+				best, end = st, min(end, st+td.maxOff)
 			}
 			if s.linear {
 				return -1
 			}
 		}
 	}
-	return -1
+	if best == none {
+		return -1
+	}
+	return best
 }
 
-// verify reports whether a term of the buckets bb starts at buf[at:],
-// charging each failed comparison to the guard and returning false as soon
-// as the guard switches the scan to the automaton.
-func (s *Scanner) verify(buf []byte, at int, bb byte) bool {
+// verify returns the earliest start, at from or after it, of a term of the
+// buckets bb whose window is at buf[c:], or none. It charges each failed
+// comparison to the guard and returns none as soon as the guard switches
+// the scan to the automaton.
+func (s *Scanner) verify(buf []byte, from, c int, bb byte) int {
+	best := none
 	for bb != 0 {
 		b := bits.TrailingZeros8(bb)
 		bb &= bb - 1
-		for _, ti := range s.m.td.buckets[b] {
+		for _, ti := range s.td.buckets[b] {
 			t := s.m.terms[ti].b
-			n := len(t)
-			if at+n > len(buf) {
+			at, n := c-s.td.off[ti], len(t)
+			if at < from || at+n > len(buf) || at >= best {
 				continue
 			}
 			if s.m.fold && foldEq(buf[at:at+n], t) || !s.m.fold && bytes.Equal(buf[at:at+n], t) {
-				return true
+				best = at
+				continue
 			}
 			if s.charge(n) {
-				return false
+				return none
 			}
 		}
 	}
-	return false
+	return best
 }

@@ -21,7 +21,7 @@ func teddyMatcher(t testing.TB, terms []string, fold bool) *Matcher {
 		t.Fatal(err)
 	}
 	if m.td == nil {
-		m.td = newTeddy(m.terms, fold)
+		m.td = newTeddy(m.terms, fold, staticWindows(m.terms, fold))
 	}
 	return m
 }
@@ -156,15 +156,36 @@ func TestTeddyFind(t *testing.T) {
 	}
 }
 
+// windowSets are windows to check a prefilter with, besides those tuned
+// from the text: the static choice, every term's first and last window,
+// and the two alternating, so that terms' starts and windows come in
+// different orders.
+func windowSets(m *Matcher) [][]int {
+	sets := [][]int{staticWindows(m.terms, m.fold)}
+	for k := range 3 {
+		off := make([]int, len(m.terms))
+		for i, t := range m.terms {
+			if last := max(len(t.b)-teddyLen, 0); k == 1 || k == 2 && i%2 == 0 {
+				off[i] = last
+			}
+		}
+		sets = append(sets, off)
+	}
+	return sets
+}
+
 func checkTeddyFind(t *testing.T, text []byte, terms []string, fold bool) {
 	t.Helper()
 	m := teddyMatcher(t, terms, fold)
-	s := NewScanner(m)
 	want := refNext(text, terms, fold)
-	for from := 0; from <= len(text); from++ {
-		s.work, s.reached, s.linear = 0, 1<<40, false // no switch
-		if got := s.findTeddy(text, from); got != want[from] {
-			t.Fatalf("terms %q fold %v in %q from %d: findTeddy %d, want %d", terms, fold, text, from, got, want[from])
+	for _, off := range windowSets(m) {
+		s := NewScanner(m)
+		s.td = newTeddy(m.terms, fold, off)
+		for from := 0; from <= len(text); from++ {
+			s.work, s.reached, s.linear = 0, 1<<40, false // no switch
+			if got := s.findTeddy(text, from); got != want[from] {
+				t.Fatalf("terms %q fold %v windows %v in %q from %d: findTeddy %d, want %d", terms, fold, off, text, from, got, want[from])
+			}
 		}
 	}
 }
@@ -191,10 +212,14 @@ func checkTeddyScan(t *testing.T, text []byte, terms []string, fold bool, chunks
 	t.Helper()
 	want := reference(text, terms, fold)
 	m := teddyMatcher(t, terms, fold)
-	for _, chunk := range chunks {
+	sets := windowSets(m)
+	for k, chunk := range chunks {
 		for _, b := range budgets {
 			s := NewScanner(m)
 			s.chunk = chunk
+			checkMatches(t, scanAll(t, s, text, b), want) // windows tuned
+			s.tuned = true
+			s.td = newTeddy(m.terms, fold, sets[k%len(sets)])
 			checkMatches(t, scanAll(t, s, text, b), want)
 			s.noTeddy = true
 			checkMatches(t, scanAll(t, s, text, b), want)
