@@ -158,58 +158,73 @@ func BenchmarkScanRare16(b *testing.B) { benchScan(b, benchTerms16, false) }
 
 // BenchmarkScanPrefilter scans the corpus for term sets with and without
 // the prefilter (whether useTeddy would choose it or not), alternating in
-// one loop; x-anchors is the prefilter's time over the anchor search's
-// (one pass per term) over the same bytes.
+// one loop, with each kind of step the CPU has; x-anchors is the
+// prefilter's time over the anchor search's (one pass per term) over the
+// same bytes.
 func BenchmarkScanPrefilter(b *testing.B) {
-	for _, tc := range []struct {
-		name  string
-		terms []string
-		fold  bool
-	}{
-		{"rare2", benchTerms16[:2], false},
-		{"rare4", benchTerms16[:4], false},
-		{"rare16", benchTerms16, false},
-		{"rare16-folded", benchTerms16, true},
-		// Terms whose opening bytes are common words of the corpus.
-		{"common-prefix4", []string{"return zqx", "func Qj", "string]", "the_end"}, false},
-		// Terms of one and two bytes the corpus is full of.
-		{"short3", []string{"x", ":=", "if"}, false},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			text := benchCorpus()
-			m, err := NewMatcher(tc.terms, tc.fold)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if !haveTeddy {
-				b.Fatal("the prefilter needs AVX2, which this CPU lacks")
-			}
-			if m.td == nil { // useTeddy prefers the anchors: show why
-				m.td = newTeddy(m.terms, m.fold, staticWindows(m.terms, m.fold))
-			}
-			r := bytes.NewReader(text)
-			scan := func(noTeddy bool) time.Duration {
-				s := NewScanner(m)
-				s.noTeddy = noTeddy
-				start := time.Now()
-				_, _, done, _, err := s.Scan(r, int64(len(text)), Position{}, 1<<40, func(Match) bool { return true })
-				if err != nil || !done {
-					b.Fatal(done, err)
-				}
-				return time.Since(start)
-			}
-			var ours, ref time.Duration
-			b.SetBytes(int64(len(text)))
-			for i := 0; b.Loop(); i++ {
-				if i%2 == 0 {
-					ref += scan(true)
-				}
-				ours += scan(false)
-				if i%2 == 1 {
-					ref += scan(true)
-				}
-			}
-			b.ReportMetric(float64(ours)/float64(ref), "x-anchors")
-		})
+	if !haveTeddy {
+		b.Fatal("the prefilter needs AVX2, which this CPU lacks")
 	}
+	saved := teddyWide
+	defer func() { teddyWide = saved }()
+	for _, wide := range []bool{false, true} {
+		if wide && !saved {
+			continue // this CPU lacks AVX-512 VBMI
+		}
+		path := map[bool]string{false: "avx2", true: "avx512vbmi"}[wide]
+		for _, tc := range []struct {
+			name  string
+			terms []string
+			fold  bool
+		}{
+			{"rare1-folded", benchTerms16[:1], true},
+			{"rare2", benchTerms16[:2], false},
+			{"rare4", benchTerms16[:4], false},
+			{"rare16", benchTerms16, false},
+			{"rare16-folded", benchTerms16, true},
+			// Terms whose opening bytes are common words of the corpus.
+			{"common-prefix4", []string{"return zqx", "func Qj", "string]", "the_end"}, false},
+			// Terms of one and two bytes the corpus is full of.
+			{"short3", []string{"x", ":=", "if"}, false},
+		} {
+			b.Run(path+"/"+tc.name, func(b *testing.B) {
+				teddyWide = wide
+				benchPrefilter(b, tc.terms, tc.fold)
+			})
+		}
+	}
+}
+
+func benchPrefilter(b *testing.B, terms []string, fold bool) {
+	text := benchCorpus()
+	m, err := NewMatcher(terms, fold)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if m.td == nil { // useTeddy prefers the anchors: show why
+		m.td = newTeddy(m.terms, m.fold, staticWindows(m.terms, m.fold))
+	}
+	r := bytes.NewReader(text)
+	scan := func(noTeddy bool) time.Duration {
+		s := NewScanner(m)
+		s.noTeddy = noTeddy
+		start := time.Now()
+		_, _, done, _, err := s.Scan(r, int64(len(text)), Position{}, 1<<40, func(Match) bool { return true })
+		if err != nil || !done {
+			b.Fatal(done, err)
+		}
+		return time.Since(start)
+	}
+	var ours, ref time.Duration
+	b.SetBytes(int64(len(text)))
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			ref += scan(true)
+		}
+		ours += scan(false)
+		if i%2 == 1 {
+			ref += scan(true)
+		}
+	}
+	b.ReportMetric(float64(ours)/float64(ref), "x-anchors")
 }

@@ -67,7 +67,7 @@ type Scanner struct {
 	// instead (tests).
 	noTeddy bool
 	// lanes receives the buckets of a prefilter step's positions.
-	lanes [32]byte
+	lanes [64]byte
 }
 
 // SetContext makes every later Scan stop with ctx's error, within

@@ -13,9 +13,10 @@ import (
 // low and high nibble, hold the bits of the buckets whose windows may have
 // that nibble there. A text position is a candidate for the buckets whose
 // bits survive the AND of the lookups of its teddyLen bytes; only those
-// buckets' terms are compared there. On amd64 with AVX2 teddyBlocks does
-// the lookups 32 positions a step (VPSHUFB); the tail of a buffer uses the
-// same tables one position at a time (teddy.at).
+// buckets' terms are compared there. On amd64 teddyBlocks does the lookups
+// 32 positions a step with AVX2 (VPSHUFB), or 64 with AVX-512 VBMI, which
+// looks up 7 bits of a byte at once (VPERMI2B); the tail of a buffer is
+// looked up one position at a time in whole-byte tables (teddy.at).
 //
 // Candidates come in text order. A term's start is its window's position
 // less the window's offset in the term, so after a first hit the scan goes
@@ -27,6 +28,11 @@ type teddy struct {
 	// low-nibble table at 2j and the high-nibble table at 2j+1, each
 	// written twice (for the two 128-bit lanes VPSHUFB looks up in).
 	masks [2 * teddyLen][32]byte
+	// exact[j][c] holds the bits of the buckets whose windows may have
+	// byte c at j (the scan of a buffer's tail), and low7[j][x] those of
+	// bytes x and x|0x80 (a 128-entry lookup, VPERMI2B).
+	exact [teddyLen][256]byte
+	low7  [teddyLen][128]byte
 	// buckets lists the terms (indices in Matcher.terms) of each bucket.
 	buckets [8][]int
 	off     []int // each term's window offset
@@ -38,13 +44,11 @@ type teddy struct {
 // at (a shorter term's window is the whole term).
 const teddyLen = 3
 
-// teddyPasses is the least number of anchor passes (one per term, two for
-// a folded letter) for which the prefilter is used: one step of it costs
-// about as much as two extra passes over bytes in cache.
-const teddyPasses = 5
-
 // useTeddy reports whether the matcher's terms are looked for by the
-// prefilter rather than by one anchor pass each.
+// prefilter rather than by one anchor pass each (one per term, two for a
+// folded letter; see BenchmarkScanPrefilter): from two passes on with the
+// AVX-512 steps, which cost about one pass, and from five with the AVX2
+// ones, which cost about three.
 func useTeddy(terms []term) bool {
 	passes := 0
 	for _, t := range terms {
@@ -53,7 +57,7 @@ func useTeddy(terms []term) bool {
 			passes++
 		}
 	}
-	return haveTeddy && passes >= teddyPasses
+	return haveTeddy && (passes >= 5 || teddyWide && passes >= 2)
 }
 
 // newTeddy builds the prefilter of terms (lower-cased when fold) with the
@@ -88,6 +92,9 @@ func newTeddy(terms []term, fold bool, off []int) *teddy {
 					lo[k] |= bit
 					hi[k] |= bit
 				}
+				for c := range td.exact[j] {
+					td.exact[j][c] |= bit
+				}
 				continue
 			}
 			for _, c := range []byte{w[j], upper[w[j]]} {
@@ -98,7 +105,13 @@ func newTeddy(terms []term, fold bool, off []int) *teddy {
 				lo[16+c&15] |= bit
 				hi[c>>4] |= bit
 				hi[16+c>>4] |= bit
+				td.exact[j][c] |= bit
 			}
+		}
+	}
+	for j := range td.low7 {
+		for x := range td.low7[j] {
+			td.low7[j][x] = td.exact[j][x] | td.exact[j][x|0x80]
 		}
 	}
 	return td
@@ -139,8 +152,7 @@ func staticWindows(terms []term, fold bool) []int {
 func (td *teddy) at(buf []byte, i int) byte {
 	bb := byte(0xff)
 	for j := 0; j < teddyLen && i+j < len(buf); j++ {
-		c := buf[i+j]
-		bb &= td.masks[2*j][c&15] & td.masks[2*j+1][c>>4]
+		bb &= td.exact[j][buf[i+j]]
 	}
 	return bb
 }
@@ -157,13 +169,13 @@ func (s *Scanner) findTeddy(buf []byte, from int) int {
 	i := from
 	for i < limit {
 		// A candidate before limit reads teddyLen-1 bytes past it.
-		k, lanes := teddyBlocks(td, buf[i:min(len(buf), limit+teddyLen-1)], &s.lanes)
+		k, step, lanes := teddyBlocks(td, buf[i:min(len(buf), limit+teddyLen-1)], &s.lanes)
 		i += k
 		if lanes == 0 {
 			break // fewer than a step's bytes are left
 		}
 		for lanes != 0 {
-			l := bits.TrailingZeros32(lanes)
+			l := bits.TrailingZeros64(lanes)
 			lanes &= lanes - 1
 			if i+l >= limit {
 				break
@@ -175,7 +187,7 @@ func (s *Scanner) findTeddy(buf []byte, from int) int {
 				return -1
 			}
 		}
-		i += 32
+		i += step
 	}
 	for end := min(limit, len(buf)-td.minTail+1); i < end; i++ {
 		if bb := td.at(buf, i); bb != 0 {

@@ -29,11 +29,11 @@
 	VPAND   Y9, Y8, Y8           \
 	VPAND   Y8, dst, dst
 
-// func teddyAVX2(masks *[6][32]byte, p []byte, out *[32]byte) (k int, mask uint32)
+// func teddyAVX2(masks *[6][32]byte, p []byte, out *[64]byte) (k int, mask uint64)
 //
 // Two steps (64 positions) a round while they fit, then one; a step at DI
 // reads p[DI:DI+34], so the last starts at len(p)-34 (CX).
-TEXT ·teddyAVX2(SB), NOSPLIT, $0-52
+TEXT ·teddyAVX2(SB), NOSPLIT, $0-56
 	MOVQ masks+0(FP), AX
 	MOVQ p_base+8(FP), SI
 	MOVQ p_len+16(FP), CX
@@ -87,7 +87,7 @@ found:
 	VMOVDQU   Y10, (DX)
 	VZEROUPPER
 	MOVQ DI, k+40(FP)
-	MOVL BX, mask+48(FP)
+	MOVQ BX, mask+48(FP)
 	RET
 
 none:
@@ -95,5 +95,59 @@ none:
 
 short:
 	MOVQ DI, k+40(FP)
-	MOVL $0, mask+48(FP)
+	MOVQ $0, mask+48(FP)
+	RET
+
+// func teddyVBMI(low7 *[3][128]byte, p []byte, out *[64]byte) (k int, mask uint64)
+//
+// Z0:Z1, Z2:Z3, Z4:Z5: the 128-entry tables of window bytes 0, 1 and 2.
+// A step at DI loads the text at DI, DI+1 and DI+2 and looks each byte up
+// by its low 7 bits (VPERMI2B, in place); K1 marks the positions where the
+// AND of the three is not zero. The last step starts at len(p)-66 (CX).
+TEXT ·teddyVBMI(SB), NOSPLIT, $0-56
+	MOVQ low7+0(FP), AX
+	MOVQ p_base+8(FP), SI
+	MOVQ p_len+16(FP), CX
+	MOVQ out+32(FP), DX
+	XORQ DI, DI
+	SUBQ $66, CX
+	JL   wshort
+	VMOVDQU64 0(AX), Z0
+	VMOVDQU64 64(AX), Z1
+	VMOVDQU64 128(AX), Z2
+	VMOVDQU64 192(AX), Z3
+	VMOVDQU64 256(AX), Z4
+	VMOVDQU64 320(AX), Z5
+
+wloop:
+	CMPQ DI, CX
+	JG   wnone
+	VMOVDQU64 (SI)(DI*1), Z6
+	VMOVDQU64 1(SI)(DI*1), Z7
+	VMOVDQU64 2(SI)(DI*1), Z8
+	VPERMI2B  Z1, Z0, Z6
+	VPERMI2B  Z3, Z2, Z7
+	VPERMI2B  Z5, Z4, Z8
+	VPANDQ    Z7, Z6, Z6
+	VPTESTMB  Z8, Z6, K1
+	KORTESTQ  K1, K1
+	JNZ       wfound
+	ADDQ      $64, DI
+	JMP       wloop
+
+wfound:
+	VPANDQ    Z8, Z6, Z6
+	VMOVDQU64 Z6, (DX)
+	KMOVQ     K1, BX
+	VZEROUPPER
+	MOVQ DI, k+40(FP)
+	MOVQ BX, mask+48(FP)
+	RET
+
+wnone:
+	VZEROUPPER
+
+wshort:
+	MOVQ DI, k+40(FP)
+	MOVQ $0, mask+48(FP)
 	RET

@@ -98,62 +98,109 @@ func randTerms(rng *rand.Rand, text []byte) []string {
 	return terms
 }
 
-// TestTeddyStepsAgree: each step of teddyBlocks (the assembly on amd64)
-// reports exactly the candidate positions and buckets the tables give one
-// position at a time, at every offset and length of buffer.
-func TestTeddyStepsAgree(t *testing.T) {
-	rng := rand.New(rand.NewSource(3))
-	for iter := range 3000 {
-		text := randBytes(rng, rng.Intn(200))
-		m := teddyMatcher(t, randTerms(rng, text), rng.Intn(2) == 0)
-		td := m.td
-		var out [32]byte
-		for i := 0; i < len(text); {
-			k, lanes := teddyBlocks(td, text[i:], &out)
-			if runtime.GOARCH != "amd64" {
-				if k != 0 || lanes != 0 {
-					t.Fatalf("no assembly here, yet a step reported %d, %#x", k, lanes)
-				}
-				break
+// stepPaths runs f once for each way the CPU can do the prefilter's
+// steps: AVX2 (where there is no assembly, none: findTeddy's Go loop alone)
+// and AVX-512 VBMI where the CPU has it.
+func stepPaths(t *testing.T, f func(t *testing.T, wide bool)) {
+	t.Helper()
+	saved := teddyWide
+	defer func() { teddyWide = saved }()
+	for _, wide := range []bool{false, true} {
+		name := map[bool]string{false: "avx2", true: "avx512vbmi"}[wide]
+		t.Run(name, func(t *testing.T) {
+			if wide && !saved {
+				t.Skip("this CPU lacks AVX-512 VBMI: its steps were not run (the AVX2 ones were)")
 			}
-			// No candidate in the steps skipped.
-			for j := i; j < i+k; j++ {
-				if bb := td.at(text, j); bb != 0 {
-					t.Fatalf("iter %d: step from %d skipped position %d (buckets %#x) to %d", iter, i, j, bb, i+k)
-				}
-			}
-			if lanes == 0 {
-				if rest := len(text) - (i + k); rest >= 34 || k%32 != 0 {
-					t.Fatalf("iter %d: steps from %d stopped at %d with %d bytes left", iter, i, i+k, rest)
-				}
-				break
-			}
-			for l := range 32 {
-				bb := td.at(text, i+k+l)
-				if got := lanes>>l&1 == 1; got != (bb != 0) || got && out[l] != bb {
-					t.Fatalf("iter %d: position %d: step says %v %#x, tables say %#x", iter, i+k+l, got, out[l], bb)
-				}
-			}
-			i += k + 1 + rng.Intn(40)
+			teddyWide = wide
+			f(t, wide)
+		})
+	}
+}
+
+// stepTables is what the step of a path looks up for position i of buf.
+func stepTables(td *teddy, wide bool, buf []byte, i int) byte {
+	bb := byte(0xff)
+	for j := range teddyLen {
+		c := buf[i+j]
+		if wide {
+			bb &= td.low7[j][c&0x7f]
+		} else {
+			bb &= td.masks[2*j][c&15] & td.masks[2*j+1][c>>4]
 		}
 	}
+	return bb
+}
+
+// TestTeddyStepsAgree: each step of teddyBlocks (the assembly on amd64)
+// reports exactly the candidate positions and buckets its tables give one
+// position at a time, at every offset and length of buffer, and those
+// admit every bucket the whole-byte tables do.
+func TestTeddyStepsAgree(t *testing.T) {
+	stepPaths(t, func(t *testing.T, wide bool) {
+		rng := rand.New(rand.NewSource(3))
+		for iter := range 3000 {
+			text := randBytes(rng, rng.Intn(300))
+			m := teddyMatcher(t, randTerms(rng, text), rng.Intn(2) == 0)
+			td := m.td
+			var out [64]byte
+			for i := 0; i < len(text); {
+				k, step, lanes := teddyBlocks(td, text[i:], &out)
+				if runtime.GOARCH != "amd64" {
+					if k != 0 || lanes != 0 {
+						t.Fatalf("no assembly here, yet a step reported %d, %#x", k, lanes)
+					}
+					return
+				}
+				if want := map[bool]int{false: 32, true: 64}[wide]; step != want {
+					t.Fatalf("steps of %d positions, want %d", step, want)
+				}
+				// No candidate in the steps skipped.
+				for j := i; j < i+k; j++ {
+					if bb := stepTables(td, wide, text, j); bb != 0 {
+						t.Fatalf("iter %d: step from %d skipped position %d (buckets %#x) to %d", iter, i, j, bb, i+k)
+					}
+				}
+				if lanes == 0 {
+					if rest := len(text) - (i + k); rest >= step+teddyLen-1 || k%step != 0 {
+						t.Fatalf("iter %d: steps from %d stopped at %d with %d bytes left", iter, i, i+k, rest)
+					}
+					break
+				}
+				for l := range step {
+					bb := stepTables(td, wide, text, i+k+l)
+					if got := lanes>>l&1 == 1; got != (bb != 0) || got && out[l] != bb {
+						t.Fatalf("iter %d: position %d: step says %v %#x, tables say %#x", iter, i+k+l, got, out[l], bb)
+					}
+					if exact := td.at(text, i+k+l); bb&exact != exact {
+						t.Fatalf("iter %d: position %d: step tables %#x miss buckets of %#x", iter, i+k+l, bb, exact)
+					}
+				}
+				if lanes>>step != 0 {
+					t.Fatalf("lanes %#x past a step of %d", lanes, step)
+				}
+				i += k + 1 + rng.Intn(80)
+			}
+		}
+	})
 }
 
 // TestTeddyFind: findTeddy returns the earliest term start from every
 // offset of buffers of 0..100 bytes (and some longer), terms of 1..256
 // bytes, folded or not.
 func TestTeddyFind(t *testing.T) {
-	rng := rand.New(rand.NewSource(5))
-	for iter := range 4000 {
-		n := rng.Intn(101)
-		if iter%10 == 0 {
-			n = rng.Intn(2000)
+	stepPaths(t, func(t *testing.T, _ bool) {
+		rng := rand.New(rand.NewSource(5))
+		for iter := range 4000 {
+			n := rng.Intn(101)
+			if iter%10 == 0 {
+				n = rng.Intn(2000)
+			}
+			text := randBytes(rng, n)
+			terms := randTerms(rng, text)
+			fold := rng.Intn(2) == 0
+			checkTeddyFind(t, text, terms, fold)
 		}
-		text := randBytes(rng, n)
-		terms := randTerms(rng, text)
-		fold := rng.Intn(2) == 0
-		checkTeddyFind(t, text, terms, fold)
-	}
+	})
 }
 
 // windowSets are windows to check a prefilter with, besides those tuned
@@ -194,18 +241,20 @@ func checkTeddyFind(t *testing.T, text []byte, terms []string, fold bool) {
 // and budgets, report what the naive reference does and resume exactly,
 // and the same as the anchor search.
 func TestTeddyScan(t *testing.T) {
-	rng := rand.New(rand.NewSource(11))
-	for iter := range 300 {
-		var text []byte
-		if iter%2 == 0 {
-			text = randText(rng, rng.Intn(3000))
-		} else {
-			text = randBytes(rng, rng.Intn(3000))
+	stepPaths(t, func(t *testing.T, _ bool) {
+		rng := rand.New(rand.NewSource(11))
+		for iter := range 300 {
+			var text []byte
+			if iter%2 == 0 {
+				text = randText(rng, rng.Intn(3000))
+			} else {
+				text = randBytes(rng, rng.Intn(3000))
+			}
+			terms := randTerms(rng, text)
+			fold := rng.Intn(2) == 0
+			checkTeddyScan(t, text, terms, fold, []int{1, 5, 33, 64, readChunk}, []int64{1, 7, 100, 1 << 40})
 		}
-		terms := randTerms(rng, text)
-		fold := rng.Intn(2) == 0
-		checkTeddyScan(t, text, terms, fold, []int{1, 5, 33, 64, readChunk}, []int64{1, 7, 100, 1 << 40})
-	}
+	})
 }
 
 func checkTeddyScan(t *testing.T, text []byte, terms []string, fold bool, chunks []int, budgets []int64) {
@@ -242,7 +291,9 @@ func FuzzTeddy(f *testing.F) {
 		if len(terms) == 0 {
 			return
 		}
-		checkTeddyFind(t, text, terms, fold)
-		checkTeddyScan(t, text, terms, fold, []int{7, readChunk}, []int64{int64(budget), 1 << 40})
+		stepPaths(t, func(t *testing.T, _ bool) {
+			checkTeddyFind(t, text, terms, fold)
+			checkTeddyScan(t, text, terms, fold, []int{7, readChunk}, []int64{int64(budget), 1 << 40})
+		})
 	})
 }
