@@ -23,6 +23,7 @@ import (
 	"github.com/fsmcp/fsmcp/supervisor"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/worker"
+	"github.com/fsmcp/fsmcp/worker/nbio"
 )
 
 const exitUsage = 64
@@ -60,7 +61,7 @@ one fsmcp-worker process per root.
 
 func main() {
 	oneProc()
-	os.Exit(run(os.Args[1:], pollable(os.Stdin, os.O_RDONLY), pollable(os.Stdout, os.O_WRONLY), os.Stderr))
+	os.Exit(run(os.Args[1:], nbio.Reader(nbio.Pollable(os.Stdin, os.O_RDONLY)), nbio.Writer(nbio.Pollable(os.Stdout, os.O_WRONLY)), os.Stderr))
 }
 
 // oneProc runs Go code on one thread at a time (GOMAXPROCS=1) unless the

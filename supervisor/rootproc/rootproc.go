@@ -28,6 +28,7 @@ import (
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/supervisor/relay"
 	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/worker/nbio"
 	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
@@ -311,7 +312,7 @@ func (p *Proc) launch(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("connect MCP session: %w", err))
 	}
-	conn, err := (&jsonl.Transport{Reader: calls, Writer: calls, MaxLine: wire.MaxFrameBytes}).Connect(cctx)
+	conn, err := (&jsonl.Transport{Reader: nbio.Reader(calls), Writer: nbio.Writer(calls), MaxLine: wire.MaxFrameBytes}).Connect(cctx)
 	if err != nil {
 		session.Close()
 		return fail(fmt.Errorf("open the call channel: %w", err))

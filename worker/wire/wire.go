@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/worker/nbio"
 )
 
 // PluginName is the key of the one plugin in the plugin set.
@@ -83,7 +84,7 @@ func Serve(srv *mcp.Server, maxLine int) error {
 		return err
 	}
 	if calls != nil {
-		ss, err := srv.Connect(context.Background(), &jsonl.Transport{Reader: calls, Writer: calls, MaxLine: maxLine, MaxInFlight: CallsInFlight + callsReadAhead}, nil)
+		ss, err := srv.Connect(context.Background(), &jsonl.Transport{Reader: nbio.Reader(calls), Writer: nbio.Writer(calls), MaxLine: maxLine, MaxInFlight: CallsInFlight + callsReadAhead}, nil)
 		if err != nil {
 			return fmt.Errorf("wire: serve the call channel: %w", err)
 		}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package nbio
+
+import "os"
+
+// Pollable returns f: reopening a pipe through /proc is Linux only.
+func Pollable(f *os.File, _ int) *os.File { return f }
+
+type rawFile struct{ *os.File }
+
+func raw(*os.File) *rawFile { return nil }
