@@ -14,10 +14,10 @@
 // Matching runs in time linear in the bytes scanned, whatever the terms
 // (up to MaxTerms of up to 256 bytes): each term is looked for by its rarest
 // byte and compared, which is fastest on ordinary text (several terms at
-// once by a SIMD prefilter on their first bytes, see teddy), and a guard counts
-// the comparison work; where it would exceed twice the bytes scanned (text
-// made of a term's own bytes, many terms) the rest of the scan runs on an
-// Aho-Corasick automaton, one table lookup per byte for all terms, folding
+// once by a SIMD prefilter on their rarest three bytes, see teddy), and a
+// guard counts the comparison work; where it would exceed twice the bytes
+// scanned (text made of a term's own bytes, many terms) the rest of the
+// scan runs on an Aho-Corasick automaton, one table lookup per byte for all terms, folding
 // through its byte classes (see Scanner.find). MatchString, for paths, uses
 // the automaton for anything but one case-sensitive term.
 //

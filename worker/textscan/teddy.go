@@ -102,9 +102,9 @@ func newTeddy(terms []term, fold bool, off []int) *teddy {
 					break
 				}
 				lo[c&15] |= bit
-				lo[16+c&15] |= bit
+				lo[16+(c&15)] |= bit
 				hi[c>>4] |= bit
-				hi[16+c>>4] |= bit
+				hi[16+(c>>4)] |= bit
 				td.exact[j][c] |= bit
 			}
 		}
