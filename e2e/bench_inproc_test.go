@@ -58,5 +58,8 @@ func BenchmarkInProc(b *testing.B) {
 	b.Run("search_text", func(b *testing.B) {
 		benchEachScale(b, func(b *testing.B, t *benchTreeInfo) { benchSearchText(b, benchInProcess, t, benchTreeLimits()) })
 	})
+	b.Run("search_text200MB", func(b *testing.B) {
+		benchSearchText(b, benchInProcess, benchTree(b, benchBigFiles, benchBigMean), benchTreeLimits())
+	})
 	b.Run("read12MB", func(b *testing.B) { benchRead(b, benchInProcess, benchUTF8Text(12<<20), fsworker.DefaultLimits) })
 }

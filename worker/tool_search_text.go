@@ -61,8 +61,14 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	}
 	defer s.close()
 
-	// Every page binds the state of the whole scope.
+	// Every page binds the state of the whole scope. An inventory's state
+	// is a digest of its files computed when it was walked; by default
+	// that is a function of the paths and identities alone, so a kept
+	// inventory's is reused instead of hashed again on every page.
+	// Deterministic cursors bind contents, whose digests are looked up
+	// (or hashed again) each page as before.
 	var files []scopedFile
+	var state string
 	switch {
 	case s.file != nil:
 		files = []scopedFile{*s.file}
@@ -72,10 +78,14 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 			return nil, err
 		}
 		files = inv.files
+		if !r.Deterministic() {
+			state = inv.state
+		}
 	}
-	state, err := r.scopeState(files)
-	if err != nil {
-		return nil, err
+	if state == "" {
+		if state, err = r.scopeState(files); err != nil {
+			return nil, err
+		}
 	}
 	var pos textCursor
 	if resumed != nil {
@@ -259,7 +269,8 @@ func (r *Root) scopeState(files []scopedFile) (string, error) {
 	}
 	for _, sf := range files {
 		if !r.Deterministic() {
-			h.Write(appendIdentity(append(buf[:0], sf.path...), sf.id))
+			buf = appendIdentity(append(buf[:0], sf.path...), sf.id)
+			h.Write(buf)
 			continue
 		}
 		d, ok := r.digests.get(sf.id)
