@@ -103,29 +103,46 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	sc := textscan.NewScanner(s.m)
 	sc.SetContext(ctx)
 	defer sc.Release()
-	guards := r.dir.NewScanGuard()
-	defer guards.Close()
+	guards := &pageGuards{sg: r.dir.NewScanGuard()}
+	defer guards.sg.Close()
 	budget := r.lim.MaxScanBytes
-	for pos.File < len(files) && budget >= int64(s.m.MaxTermLen()) {
+	maxTermLen := int64(s.m.MaxTermLen())
+	ahead := r.startAhead(ctx, s, files, pos.File, pos.position(), guards)
+	defer ahead.stop() // before the guards close
+	for pos.File < len(files) && budget >= maxTermLen {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		sf := files[pos.File]
-		next, done, stopped, err := r.scanFile(sc, guards, sf, pos.position(), &budget, func(mt textscan.Match) bool {
+		emit := func(mt textscan.Match) bool {
 			if len(fit.items) >= s.limit {
 				return false
 			}
-			b, _ := json.Marshal(textItem{Path: sf.path, Line: mt.Line, Text: mt.Text})
-			hashed := make([]byte, 0, len(sf.path)+len(mt.Text)+24)
-			hashed = append(hashed, sf.path...)
-			hashed = append(hashed, 0)
-			hashed = strconv.AppendInt(hashed, int64(mt.Line), 10)
-			hashed = append(hashed, 0)
-			hashed = append(hashed, mt.Text...)
-			hashed = append(hashed, '\n')
-			return fit.add(b, hashed)
-		})
-		if errors.Is(err, errMoved) {
+			it := textMatchOf(sf.path, mt)
+			return fit.add(it.b, it.hashed)
+		}
+		var res *fileScan
+		if ahead.has(pos.File) {
+			res = ahead.take(sc, pos.File)
+			if res.err == nil && (!ahead.fits(pos.File, budget) || res.stopped || !fitsAll(fit, s.limit, res.items)) {
+				// Scanned with another budget than the page has left,
+				// or its matches do not all fit: scan it again here,
+				// as the page would have, stopping at the first match
+				// that does not fit.
+				again := r.scanFile(sc, guards, sf, pos.position(), budget, emit)
+				res = &again
+				ahead.again++
+			} else if res.err == nil {
+				for _, it := range res.items {
+					fit.add(it.b, it.hashed)
+				}
+				ahead.taken++
+			}
+		} else {
+			again := r.scanFile(sc, guards, sf, pos.position(), budget, emit)
+			res = &again
+		}
+		if errors.Is(res.err, errMoved) {
 			// The file is not the one the scope's inventory holds: under
 			// a cursor, the state it binds moved; otherwise it changed
 			// during this call.
@@ -134,18 +151,19 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 			}
 			return nil, errChangedWhileReading
 		}
-		if err != nil {
-			return nil, err
+		if res.err != nil {
+			return nil, res.err
 		}
-		if stopped && len(fit.items) == 0 {
+		budget -= res.scanned
+		if res.stopped && len(fit.items) == 0 {
 			return nil, toolErrorf("one result item exceeds the result ceiling")
 		}
-		if done {
+		if res.done {
 			pos = textCursor{File: pos.File + 1}
 		} else {
-			pos.moveTo(next)
+			pos.moveTo(res.next)
 		}
-		if stopped {
+		if res.stopped {
 			break // the match that did not fit starts the next page
 		}
 	}
@@ -161,49 +179,61 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	return &pageResult{fitter: fit, next: nextTok}, nil
 }
 
-// scanFile scans one file from pos within the budget. stopped reports that
-// emit refused a match; next is then where that match is found again.
-// guards watches the file for writes while it is scanned.
-func (r *Root) scanFile(sc *textscan.Scanner, guards *confine.ScanGuard, sf scopedFile, pos textscan.Position, budget *int64, emit func(textscan.Match) bool) (next textscan.Position, done, stopped bool, err error) {
+// textMatchOf is the page item of a match in the file at path.
+func textMatchOf(path string, mt textscan.Match) textMatch {
+	b, _ := json.Marshal(textItem{Path: path, Line: mt.Line, Text: mt.Text})
+	hashed := make([]byte, 0, len(path)+len(mt.Text)+24)
+	hashed = append(hashed, path...)
+	hashed = append(hashed, 0)
+	hashed = strconv.AppendInt(hashed, int64(mt.Line), 10)
+	hashed = append(hashed, 0)
+	hashed = append(hashed, mt.Text...)
+	hashed = append(hashed, '\n')
+	return textMatch{b: b, hashed: hashed}
+}
+
+// scanFile scans one file from pos within budget, calling emit for each
+// match; see fileScan. guards watches the file for writes while it is
+// scanned.
+func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
 	f, id, err := r.dir.OpenReader(sf.path)
 	if errors.Is(err, confine.ErrPermission) {
 		// A file this process may not open is skipped, as a binary one
 		// is: not an error of the whole search.
-		return next, true, false, nil
+		return fileScan{done: true}
 	}
 	if err != nil || id != sf.id {
 		if f != nil {
 			f.Close()
 		}
-		return next, false, false, errMoved
+		return fileScan{err: errMoved}
 	}
 	defer f.Close()
-	guard := guards.Guard(f, sf.path)
+	guard := guards.guard(f, sf.path)
 	defer guard.Close()
 	if pos.Offset == 0 {
 		bin, err := sc.IsBinary(f, id.Size)
 		if err != nil {
-			return next, false, false, readFailure(f, id, sf.path)
+			return fileScan{err: readFailure(f, id, sf.path)}
 		}
 		if bin {
-			return next, true, false, nil
+			return fileScan{done: true}
 		}
 	}
-	next, scanned, done, stopped, err := sc.Scan(f, id.Size, pos, *budget, emit)
+	next, scanned, done, stopped, err := sc.Scan(f, id.Size, pos, budget, emit)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return next, false, false, err
+		return fileScan{err: err}
 	}
 	if err != nil {
-		return next, false, false, readFailure(f, id, sf.path)
+		return fileScan{err: readFailure(f, id, sf.path)}
 	}
-	*budget -= scanned
 	if guard.Changed() {
-		return next, false, false, errChangedWhileReading
+		return fileScan{err: errChangedWhileReading}
 	}
 	if err := changedSince(f, id); err != nil {
-		return next, false, false, err
+		return fileScan{err: err}
 	}
-	return next, done, stopped, nil
+	return fileScan{next: next, scanned: scanned, done: done, stopped: stopped}
 }
 
 // readFailure is the error for a failed read of the open file f: a file

@@ -1,0 +1,306 @@
+package worker
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/textscan"
+)
+
+// A search page's files are opened, checked and scanned on more than one
+// goroutine, while the page's answer is still put together in file order
+// on the calling one, as if the files had been scanned one after the other.
+//
+// Which files a page reaches, and with what budget, depends on what the
+// files before used of the page's byte budget (a binary or unreadable file
+// uses none) and on whether their matches fit. So the files are planned as
+// if each were read to its end (aheadBudgets): the first from where the
+// page starts with the page's whole budget, then each next one with the
+// budget that leaves, up to the file it ends in. The page reaches every
+// planned file unless it stops before (its results full, an error, the
+// caller gone). When the page comes to a file, it takes the outcome scanned
+// ahead only if the page's budget there gives the same scan (the planned
+// budget, or both cover the file whole) and all its matches fit on the
+// page; otherwise it scans that file again itself, as it always did,
+// stopping at the first match that does not fit. So the items, their
+// order, the cursor and the bytes counted against the budget are those of
+// a page that scans one file at a time.
+//
+// A file scanned ahead is opened, checked against the inventory, guarded,
+// read and checked again by the goroutine that scans it, each step as
+// scanFile takes them; the page sees its outcome, error included, only when
+// it reaches the file. Outcomes past the point where a page ends are
+// dropped, and the goroutines stop before the page answers.
+
+// aheadMaxWorkers bounds the goroutines one page scans on, the calling one
+// included (tests set 1: no scanning ahead).
+var aheadMaxWorkers = 4
+
+// aheadDone, when set (tests), is told at the end of each page that
+// scanned ahead how many outcomes it took and how many files it scanned
+// again itself.
+var aheadDone func(taken, again int)
+
+// scanAhead is one page's files being scanned ahead.
+type scanAhead struct {
+	r      *Root
+	files  []scopedFile
+	first  int // files[first] is slots[0]
+	slots  []aheadSlot
+	guards *pageGuards
+	// item bounds: a file whose matches would take more than a page can
+	// hold stops collecting them, and the page scans it again itself.
+	limit, ceiling int
+
+	next    atomic.Int64 // the next slot to claim
+	taken   int          // outcomes the page took (for aheadDone)
+	again   int          // files the page scanned again
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	release func()
+}
+
+// aheadSlot is one file to scan ahead: where it starts and with what
+// budget, and, once ready is closed, its outcome.
+type aheadSlot struct {
+	pos    textscan.Position
+	budget int64
+	ready  chan struct{}
+	res    fileScan
+}
+
+// textMatch is one match as the page adds it: its JSON and the bytes the
+// page's content_hash counts for it.
+type textMatch struct{ b, hashed []byte }
+
+// fileScan is what scanning one file of a page came to. stopped reports
+// that emit refused a match; next is then where that match is found again.
+type fileScan struct {
+	next          textscan.Position
+	scanned       int64
+	done, stopped bool
+	err           error
+	items         []textMatch // a file scanned ahead: its matches
+}
+
+// pageGuards is a page's ScanGuard, safe for the goroutines of one page.
+type pageGuards struct {
+	mu sync.Mutex
+	sg *confine.ScanGuard
+}
+
+func (g *pageGuards) guard(f *confine.Reader, rel string) *confine.Guard {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sg.Guard(f, rel)
+}
+
+// aheadBudgets plans the files a page scans ahead from first: the budget
+// each would be scanned with were every file before it read to its end
+// (none binary, none unreadable). first is scanned from pos with the
+// page's whole budget; each next file while that budget left is at least
+// maxTermLen, up to and including the file it ends in. A file before
+// which the page turns out to have another budget is scanned again by the
+// page, unless both budgets cover it whole.
+func aheadBudgets(files []scopedFile, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
+	if first >= len(files) || budget < int64(maxTermLen) {
+		return nil
+	}
+	// The first file is read to its end from where Scan starts reading:
+	// pos, or inside a line not yet reported, up to MaxTermLen()-1 bytes
+	// before it where a term cut there may start. (A prediction only: a
+	// page that finds another budget left scans the file again.)
+	from := pos.Offset
+	if !pos.Skip && pos.Offset > pos.LineStart {
+		from = max(pos.LineStart, pos.Offset-int64(maxTermLen-1))
+	}
+	plan := []int64{budget}
+	left := budget - min(budget, max(0, files[first].id.Size-from))
+	for _, sf := range files[first+1:] {
+		if left < int64(maxTermLen) {
+			break
+		}
+		plan = append(plan, left)
+		if left < sf.id.Size {
+			break // the file the budget ends in
+		}
+		left -= sf.id.Size
+	}
+	return plan
+}
+
+// fits reports whether file i's outcome scanned ahead is the one the page
+// would get scanning it with budget: the same budget, or budgets that both
+// cover the file whole.
+func (a *scanAhead) fits(i int, budget int64) bool {
+	s := &a.slots[i-a.first]
+	if s.budget == budget {
+		return true
+	}
+	size := a.files[i].id.Size
+	return i > a.first && s.budget >= size && budget >= size
+}
+
+// startAhead starts scanning ahead the n files from first, the first of
+// them from pos with the page's budget, on up to GOMAXPROCS goroutines
+// (raised for the page where SetSearchProcs allows it). It returns nil
+// when only one goroutine would scan: the page then scans on its own.
+func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards) *scanAhead {
+	plan := aheadBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
+	n := len(plan)
+	if n < 2 {
+		return nil
+	}
+	release := raiseProcs()
+	workers := min(runtime.GOMAXPROCS(0), aheadMaxWorkers, n)
+	if workers < 2 {
+		release()
+		return nil
+	}
+	a := &scanAhead{
+		r: r, files: files, first: first, slots: make([]aheadSlot, n), guards: guards,
+		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), release: release,
+	}
+	a.ctx, a.cancel = context.WithCancel(ctx)
+	for i := range a.slots {
+		a.slots[i].ready = make(chan struct{})
+		a.slots[i].budget = plan[i]
+	}
+	a.slots[0].pos = pos
+	for range workers - 1 {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			sc := textscan.NewScanner(s.m)
+			sc.SetContext(a.ctx)
+			defer sc.Release()
+			for a.work(sc) {
+			}
+		}()
+	}
+	return a
+}
+
+// stop ends the scanning ahead and waits for its goroutines; the page's
+// guards and files are then the page's alone again.
+func (a *scanAhead) stop() {
+	if a == nil {
+		return
+	}
+	a.cancel()
+	a.wg.Wait()
+	a.release()
+	if aheadDone != nil {
+		aheadDone(a.taken, a.again)
+	}
+}
+
+// has reports whether file i is scanned ahead.
+func (a *scanAhead) has(i int) bool { return a != nil && i >= a.first && i < a.first+len(a.slots) }
+
+// take returns the outcome of file i (has(i)), scanning files not yet
+// claimed with sc while it is not ready.
+func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
+	s := &a.slots[i-a.first]
+	for {
+		select {
+		case <-s.ready:
+			return &s.res
+		default:
+		}
+		if !a.work(sc) {
+			<-s.ready
+			return &s.res
+		}
+	}
+}
+
+// work claims the next slot and scans its file with sc; false when every
+// slot is claimed.
+func (a *scanAhead) work(sc *textscan.Scanner) bool {
+	k := int(a.next.Add(1) - 1)
+	if k >= len(a.slots) {
+		return false
+	}
+	s := &a.slots[k]
+	defer close(s.ready)
+	if err := a.ctx.Err(); err != nil {
+		s.res.err = err
+		return true
+	}
+	sf := a.files[a.first+k]
+	var items []textMatch
+	cost := 0
+	s.res = a.r.scanFile(sc, a.guards, sf, s.pos, s.budget, func(mt textscan.Match) bool {
+		it := textMatchOf(sf.path, mt)
+		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
+			return false // more than a page holds: the page scans it itself
+		}
+		items = append(items, it)
+		return true
+	})
+	s.res.items = items
+	return true
+}
+
+// fitsAll reports whether items all fit on the page f holds with limit
+// items at most, as adding them one by one would find.
+func fitsAll(f *fitter, limit int, items []textMatch) bool {
+	if len(f.items)+len(items) > limit {
+		return false
+	}
+	used := f.used
+	for _, it := range items {
+		if used += itemCost(it.b); used > f.ceiling {
+			return false
+		}
+	}
+	return true
+}
+
+// searchProcs is how many Ps a search page may run on while it scans ahead,
+// where the process runs with fewer (SetSearchProcs).
+var searchProcs struct {
+	mu    sync.Mutex
+	want  int // 0: leave GOMAXPROCS alone
+	users int
+	base  int // GOMAXPROCS before the first user raised it
+}
+
+// SetSearchProcs lets each search_text page raise GOMAXPROCS to n (at most
+// the number of CPUs) while it scans files ahead, and set it back when the
+// last such page ends. A worker launched by the supervisor runs with one P
+// (see cmd/fsmcp-worker); this lets its searches use a second core.
+func SetSearchProcs(n int) {
+	searchProcs.mu.Lock()
+	defer searchProcs.mu.Unlock()
+	searchProcs.want = min(n, runtime.NumCPU())
+}
+
+// raiseProcs raises GOMAXPROCS as SetSearchProcs allows, for as long as
+// the returned func is not called.
+func raiseProcs() func() {
+	p := &searchProcs
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.users == 0 {
+		if cur := runtime.GOMAXPROCS(0); p.want <= cur {
+			return func() {}
+		} else {
+			p.base = cur
+			runtime.GOMAXPROCS(p.want)
+		}
+	}
+	p.users++
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.users--; p.users == 0 {
+			runtime.GOMAXPROCS(p.base)
+		}
+	}
+}
