@@ -99,8 +99,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// worker per root, and its tools run on one goroutine at a time;
 		// a second P would only wake threads at each gRPC hand-off (see
 		// oneProc in fsmcp-supervisor). On stdio it keeps the default.
+		// A search_text page that scans files ahead takes a second P
+		// while it does (see docs/design.md, "How search_text scans").
 		if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 			runtime.GOMAXPROCS(1)
+			worker.SetSearchProcs(2)
 		}
 		if err := wire.Serve(srv, jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes)); err != nil {
 			fmt.Fprintf(stderr, "fsmcp-worker: plugin: %v\n", err)
