@@ -71,7 +71,9 @@ func New(impl *mcp.Implementation, instructions string) *mcp.Server {
 //   - refuses a tools/call whose arguments are present but not a JSON
 //     object (null counts as absent) with JSON-RPC -32602, before any
 //     tool sees them;
-//   - spells the unknown-tool error "Tool <name> not found" (-32602).
+//   - spells the unknown-tool error "Tool <name> not found" (-32602);
+//   - hands a tool result of one text and JSON structured content to the
+//     SDK as a textResult, which encodes to the same bytes for less work.
 func Refuse(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -101,7 +103,10 @@ func Refuse(next mcp.MethodHandler) mcp.MethodHandler {
 			if p != nil && errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown tool ") {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Tool " + p.Name + " not found"}
 			}
-			return res, err
+			if err != nil {
+				return res, err
+			}
+			return asTextResult(res), nil
 		}
 		return next(ctx, method, req)
 	}

@@ -1,0 +1,132 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// textResult is a tool result of one text content and structured content
+// given as JSON bytes, the shape of every fsmcp result. It encodes to the
+// very bytes go-sdk v1.8.0 writes for the *mcp.CallToolResult it embeds,
+// with less work: the SDK marshals the result through encoding/json, which
+// compacts the output of each MarshalJSON on the way (the text content's,
+// the structured content's, the result's own), so a page whose bytes
+// appear twice, once as structuredContent and once escaped as the text, is
+// scanned several times over. textResult encodes the text once, copies the
+// structured bytes (HTML-escaped, as the SDK's pass leaves them), and lets
+// the SDK write everything else: the embedded result without its content,
+// whose "content":null it replaces.
+//
+// It embeds the *mcp.CallToolResult, so the SDK still sets the result type
+// and _meta on it after the handler returns (it does so through methods
+// the embedding promotes), and those are written as the SDK writes them.
+type textResult struct{ *mcp.CallToolResult }
+
+// asTextResult returns res as a textResult when it has the shape
+// textResult encodes, else res itself.
+func asTextResult(res mcp.Result) mcp.Result {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil || len(r.Content) != 1 || r.InputRequests != nil || r.NeedsInput() {
+		return res
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Meta != nil || tc.Annotations != nil {
+		return res
+	}
+	switch r.StructuredContent.(type) {
+	case nil, json.RawMessage:
+		return &textResult{r}
+	}
+	return res
+}
+
+// contentNull is where the content goes in the encoded skeleton.
+var contentNull = []byte(`"content":null`)
+
+func (r *textResult) MarshalJSON() ([]byte, error) {
+	x := r.CallToolResult
+	skeleton := *x
+	skeleton.Content, skeleton.StructuredContent = nil, nil
+	s, err := skeleton.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(s, contentNull)
+	if at < 0 || bytes.Count(s, contentNull) != 1 {
+		return x.MarshalJSON() // a _meta spelling the same key: not worth telling apart
+	}
+	text, err := json.Marshal(x.Content[0].(*mcp.TextContent).Text)
+	if err != nil {
+		return nil, err
+	}
+	structured, _ := x.StructuredContent.(json.RawMessage)
+	b := make([]byte, 0, len(s)+len(text)+len(structured)+64)
+	b = append(b, s[:at]...)
+	b = append(b, `"content":[{"type":"text","text":`...)
+	b = append(b, text...)
+	b = append(b, "}]"...)
+	if structured != nil {
+		b = append(b, `,"structuredContent":`...)
+		if b, err = appendCompactHTML(b, structured); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, s[at+len(contentNull):]...), nil
+}
+
+// appendCompactHTML appends raw to b as encoding/json's Marshal writes a
+// json.RawMessage: without insignificant white space, and with <, >, &,
+// U+2028 and U+2029 escaped. Bytes that need neither (an fsmcp page, as it
+// is rendered) are copied in one pass.
+func appendCompactHTML(b, raw []byte) ([]byte, error) {
+	compact, plain := scanRaw(raw)
+	if compact && plain {
+		return append(b, raw...), nil
+	}
+	if !compact {
+		var c bytes.Buffer
+		if err := json.Compact(&c, raw); err != nil {
+			return nil, err
+		}
+		raw = c.Bytes()
+	}
+	var e bytes.Buffer
+	json.HTMLEscape(&e, raw)
+	return append(b, e.Bytes()...), nil
+}
+
+// scanRaw reports whether raw has no white space outside its strings, and
+// whether it has none of the characters Marshal escapes for HTML.
+func scanRaw(raw []byte) (compact, plain bool) {
+	compact, plain = true, true
+	inString, escaped := false, false
+	for i, c := range raw {
+		switch c {
+		case '<', '>', '&':
+			plain = false
+		case 0xE2:
+			if i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8 {
+				plain = false
+			}
+		}
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			compact = false
+		}
+	}
+	return compact, plain
+}

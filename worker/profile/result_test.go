@@ -1,0 +1,143 @@
+package profile
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// textResults are tool results of the shape textResult encodes, with what
+// its short cuts must get right: HTML characters and U+2028 in the text
+// and in the structured bytes, white space in structured bytes, invalid
+// UTF-8 in the text, a tool error, no structured content, a _meta of its
+// own.
+var textResults = []func() *mcp.CallToolResult{
+	func() *mcp.CallToolResult {
+		return page(`{"items":[{"byte_offset":0,"text":"plain\n"}],"next_cursor":null}`)
+	},
+	func() *mcp.CallToolResult {
+		return page(`{"items":[{"text":"<a href=\"x\">&amp;</a> \u2028 \\u003c` + "\u2028\u2029" + `"}],"next_cursor":"c.1"}`)
+	},
+	func() *mcp.CallToolResult {
+		return page("{ \"items\" : [ 1, {\"a\":\"b  c\"} ],\n\t\"next_cursor\" : null }")
+	},
+	func() *mcp.CallToolResult { return page("{\"items\":[\"<\"], \"x\":1}") },
+	func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "path is not a readable regular file"}}}
+	},
+	func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "bad \xff utf-8 <x>"}}}
+	},
+	func() *mcp.CallToolResult {
+		r := page(`{"items":[],"next_cursor":null}`)
+		r.Meta = mcp.Meta{"io.example/tag": map[string]any{"content": nil, "n": 1}}
+		return r
+	},
+	func() *mcp.CallToolResult {
+		r := page(`{"items":[],"next_cursor":null}`)
+		r.Meta = mcp.Meta{"io.example/tag": "a \"content\":null in a string"}
+		return r
+	},
+}
+
+func page(structured string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: structured}},
+		StructuredContent: json.RawMessage(structured),
+	}
+}
+
+// TestTextResultSameBytes serves textResults from two go-sdk servers over
+// the jsonl transport, one handing them to the SDK as they are and one
+// through Refuse (as textResult), and compares the response lines byte
+// for byte: result type, _meta and field order are the SDK's own.
+func TestTextResultSameBytes(t *testing.T) {
+	impl := &mcp.Implementation{Name: "test", Version: "1 <&>"}
+	serve := func(s *mcp.Server) func(i int) string {
+		s.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a struct{ I int }
+				if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+					return nil, err
+				}
+				return textResults[a.I](), nil
+			})
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(func() { cancel(); inW.Close(); outR.Close() })
+		go s.Run(ctx, Transport(&jsonl.Transport{Reader: inR, Writer: outW}))
+		out := bufio.NewReader(outR)
+		return func(i int) string {
+			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"t","arguments":{"i":%d}}}`+"\n", i, i)
+			line, err := out.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			return line
+		}
+	}
+	sdk := serve(mcp.NewServer(impl, Options("")))
+	ours := serve(New(impl, ""))
+	for i := range textResults {
+		want, got := sdk(i), ours(i)
+		if got != want {
+			t.Errorf("result %d:\n got %s\nwant %s", i, got, want)
+		}
+		if !strings.Contains(got, `"resultType":"complete"`) || !strings.Contains(got, `"io.modelcontextprotocol/serverInfo"`) {
+			t.Errorf("result %d lacks the SDK's result type or server info: %s", i, got)
+		}
+	}
+}
+
+// The results fsmcp's tools give take the short cut; others are left to
+// the SDK.
+func TestAsTextResult(t *testing.T) {
+	for i, f := range textResults {
+		if _, ok := asTextResult(f()).(*textResult); !ok {
+			t.Errorf("result %d: not a textResult", i)
+		}
+	}
+	for name, r := range map[string]*mcp.CallToolResult{
+		"no content":          {StructuredContent: json.RawMessage(`{}`)},
+		"two contents":        {Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}},
+		"an image":            {Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}},
+		"annotated text":      {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
+		"structured as a map": {Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: map[string]any{}},
+	} {
+		if _, ok := asTextResult(r).(*textResult); ok {
+			t.Errorf("%s: a textResult", name)
+		}
+	}
+}
+
+// BenchmarkTextResult: encoding a 1-chunk read page as the SDK's transport
+// does (encoding/json, HTML escaping off), as a textResult and as the
+// *mcp.CallToolResult it wraps.
+func BenchmarkTextResult(b *testing.B) {
+	body, _ := json.Marshal(strings.Repeat("0123456789abcdef fsmcp one-chunk page line\n", 24)[:1000] + "\n")
+	r := page(`{"items":[{"byte_offset":0,"text":` + string(body) + `}],"next_cursor":null,"content_hash":"sha256:3857609817191af03d5338ffddd3a25aaaddf153ddd2f3ffc95fcc2cbc7c9a94"}`)
+	r.Meta = mcp.Meta{"io.modelcontextprotocol/serverInfo": &mcp.Implementation{Name: "fsmcp-worker", Version: "0.2.0"}}
+	for _, c := range []struct {
+		name string
+		v    any
+	}{{"sdk", r}, {"textResult", asTextResult(r)}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				var buf strings.Builder
+				e := json.NewEncoder(&buf)
+				e.SetEscapeHTML(false)
+				if err := e.Encode(c.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
