@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
@@ -51,7 +50,7 @@ type hashBudget struct{ left int64 }
 // digest returns the SHA-256 of the open file f whose identity is id,
 // hashing through that descriptor and checking the identity again after, so
 // a file changed meanwhile fails rather than yielding a mixed digest.
-func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, error) {
+func (r *Root) digest(f *confine.Reader, id confine.Identity, b *hashBudget) (string, error) {
 	if d, ok := r.digests.get(id); ok {
 		return d, nil
 	}
@@ -60,7 +59,7 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 	}
 	b.left -= id.Size
 	h := sha256.New()
-	guard := r.dir.GuardFile(f)
+	guard := r.dir.GuardReader(f)
 	defer guard.Close()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, id.Size)); err != nil {
 		return "", toolErrorf("cannot read the file to bind its cursor")
@@ -68,7 +67,7 @@ func (r *Root) digest(f *os.File, id confine.Identity, b *hashBudget) (string, e
 	if guard.Changed() {
 		return "", errChangedWhileReading
 	}
-	if err := changedSince(osFile{f}, id); err != nil {
+	if err := changedSince(f, id); err != nil {
 		return "", err
 	}
 	d := hex.EncodeToString(h.Sum(nil))

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -59,7 +58,7 @@ var (
 // "excluded" and "not served" before any filesystem call; a symbolic link
 // on the way is "not served" too, and anything else that cannot be opened
 // as a regular file is "not readable".
-func (r *Root) openServedFile(arg string) (string, *os.File, confine.Identity, error) {
+func (r *Root) openServedFile(arg string) (string, *confine.Reader, confine.Identity, error) {
 	path, err := relpath.Clean(arg)
 	if err != nil {
 		return "", nil, confine.Identity{}, toolErrorf("%v", err)
@@ -72,7 +71,7 @@ func (r *Root) openServedFile(arg string) (string, *os.File, confine.Identity, e
 	case !r.sel.Included(path):
 		return "", nil, confine.Identity{}, errNotServed
 	}
-	f, id, err := r.dir.OpenFile(path)
+	f, id, err := r.dir.OpenReader(path)
 	if err != nil {
 		if errors.Is(err, confine.ErrSymlink) && r.linkAbove(path) {
 			return "", nil, confine.Identity{}, errNotServed
@@ -130,7 +129,7 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 		return nil, err
 	}
 	defer f.Close()
-	guard := r.dir.GuardFile(f) // for the length of the page's reads
+	guard := r.dir.GuardReader(f) // for the length of the page's reads
 	defer guard.Close()
 	scope := cursor.Scope{Tool: toolset.ReadTextFile, Args: map[string]any{"path": path, "start_line": line}}
 	var resumed *readCursor
@@ -162,7 +161,7 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	n := min(r.lim.MaxReadBytes, id.Size-offset)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, offset); err != nil && err != io.EOF {
-		if err := changedSince(osFile{f}, id); err != nil {
+		if err := changedSince(f, id); err != nil {
 			return nil, err
 		}
 		return nil, errNotReadable
@@ -207,7 +206,7 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	}
 	// Identity checked again after the read: a change meanwhile fails the
 	// page rather than tearing it.
-	if err := changedSince(osFile{f}, id); err != nil {
+	if err := changedSince(f, id); err != nil {
 		return nil, err
 	}
 	return &pageResult{fitter: fit, next: next}, nil
@@ -235,7 +234,7 @@ func completePrefix(b []byte) int {
 // seekLine finds the offset at which the 1-based line starts by counting
 // newlines, at most --max-scan-bytes of them. A line past the end of the
 // file gives the file's size (an empty page).
-func (r *Root) seekLine(f *os.File, size, line int64) (int64, error) {
+func (r *Root) seekLine(f io.ReaderAt, size, line int64) (int64, error) {
 	buf := make([]byte, 64<<10)
 	var off int64
 	seen := int64(1)
@@ -266,7 +265,7 @@ func (r *Root) seekLine(f *os.File, size, line int64) (int64, error) {
 
 // fileState is what a read cursor binds: the file's physical identity by
 // default, its size and SHA-256 digest with a stable key.
-func (r *Root) fileState(f *os.File, id confine.Identity) (string, error) {
+func (r *Root) fileState(f *confine.Reader, id confine.Identity) (string, error) {
 	if !r.Deterministic() {
 		return identityState(id), nil
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
@@ -246,16 +245,11 @@ func readFailure(f identified, id confine.Identity, path string) error {
 	return toolErrorf("cannot read %q", path)
 }
 
-// identified is an open file that can tell its identity now:
-// *confine.Reader, or an *os.File as osFile.
+// identified is an open file that can tell its identity now, as a
+// *confine.Reader does.
 type identified interface {
 	Identity() (confine.Identity, error)
 }
-
-// osFile is an *os.File that tells its identity.
-type osFile struct{ *os.File }
-
-func (f osFile) Identity() (confine.Identity, error) { return confine.Fstat(f.File) }
 
 // errMoved is scanFile's report that the file at a path is no longer the
 // one the scope's inventory found there.
@@ -305,7 +299,7 @@ func (r *Root) scopeState(files []scopedFile) (string, error) {
 		}
 		d, ok := r.digests.get(sf.id)
 		if !ok {
-			f, id, err := r.dir.OpenFile(sf.path)
+			f, id, err := r.dir.OpenReader(sf.path)
 			if errors.Is(err, confine.ErrPermission) {
 				// Skipped by the scan; bound as unreadable, so a
 				// change of permission shows as a change.
