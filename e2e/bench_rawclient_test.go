@@ -13,10 +13,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func BenchmarkRead12MBRawClient(b *testing.B) {
@@ -58,6 +61,7 @@ type rawWorker struct {
 	in  io.WriteCloser
 	out *bufio.Reader
 	id  int
+	pid int
 }
 
 func startRawWorker(b *testing.B, args ...string) *rawWorker {
@@ -77,7 +81,36 @@ func startRawWorker(b *testing.B, args ...string) *rawWorker {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { in.Close(); cmd.Wait() })
-	return &rawWorker{in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	return &rawWorker{in: in, out: bufio.NewReaderSize(out, 1<<20), pid: cmd.Process.Pid}
+}
+
+// procRunTime is the CPU time process pid's threads have run, to the
+// nanosecond (the first field of each /proc/<pid>/task/<tid>/schedstat).
+// A thread that ended meanwhile is not counted.
+func procRunTime(t testing.TB, pid int) time.Duration {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum time.Duration
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			t.Fatalf("%s/%s/schedstat: %q", dir, task.Name(), b)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum
 }
 
 type rawPage struct {

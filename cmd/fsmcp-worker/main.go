@@ -133,7 +133,7 @@ func serveStdio(srv *mcp.Server, maxWrite int64, stderr io.Writer) int {
 	t := &jsonl.Transport{Reader: os.Stdin, Writer: os.Stdout, MaxLine: jsonl.MaxLineFor(maxWrite),
 		DrainTimeout: drainTimeout, Ended: func() { close(ended) }}
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, profile.Transport(t)) }()
+	go func() { done <- profile.Run(ctx, srv, t) }()
 	var err error
 	select {
 	case err = <-done:

@@ -106,7 +106,7 @@ func Refuse(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return res, err
 			}
-			return asTextResult(res), nil
+			return asTextResult(res, rawFrom(ctx)), nil
 		}
 		return next(ctx, method, req)
 	}

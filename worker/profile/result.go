@@ -22,11 +22,17 @@ import (
 // It embeds the *mcp.CallToolResult, so the SDK still sets the result type
 // and _meta on it after the handler returns (it does so through methods
 // the embedding promotes), and those are written as the SDK writes them.
-type textResult struct{ *mcp.CallToolResult }
+//
+// Served by Run, it goes further: its bytes go to raw, and what the SDK
+// marshals is a token for them (see rawResults).
+type textResult struct {
+	*mcp.CallToolResult
+	raw *rawResults // nil: MarshalJSON returns the bytes themselves
+}
 
 // asTextResult returns res as a textResult when it has the shape
-// textResult encodes, else res itself.
-func asTextResult(res mcp.Result) mcp.Result {
+// textResult encodes, else res itself. raw is Run's, or nil.
+func asTextResult(res mcp.Result, raw *rawResults) mcp.Result {
 	r, ok := res.(*mcp.CallToolResult)
 	if !ok || r == nil || len(r.Content) != 1 || r.InputRequests != nil || r.NeedsInput() {
 		return res
@@ -36,7 +42,7 @@ func asTextResult(res mcp.Result) mcp.Result {
 	}
 	switch r.StructuredContent.(type) {
 	case nil, json.RawMessage:
-		return &textResult{r}
+		return &textResult{r, raw}
 	}
 	return res
 }
@@ -45,6 +51,14 @@ func asTextResult(res mcp.Result) mcp.Result {
 var contentNull = []byte(`"content":null`)
 
 func (r *textResult) MarshalJSON() ([]byte, error) {
+	b, err := r.encode()
+	if err != nil || r.raw == nil {
+		return b, err
+	}
+	return r.raw.put(b), nil
+}
+
+func (r *textResult) encode() ([]byte, error) {
 	x := r.CallToolResult
 	skeleton := *x
 	skeleton.Content, skeleton.StructuredContent = nil, nil
@@ -97,36 +111,51 @@ func appendCompactHTML(b, raw []byte) ([]byte, error) {
 }
 
 // scanRaw reports whether raw has no white space outside its strings, and
-// whether it has none of the characters Marshal escapes for HTML.
+// whether it has none of the characters Marshal escapes for HTML. raw is
+// valid JSON; its strings, most of a page, are skipped to their closing
+// quote with bytes.IndexByte rather than byte by byte.
 func scanRaw(raw []byte) (compact, plain bool) {
-	compact, plain = true, true
-	inString, escaped := false, false
-	for i, c := range raw {
-		switch c {
-		case '<', '>', '&':
+	plain = bytes.IndexByte(raw, '<') < 0 && bytes.IndexByte(raw, '>') < 0 && bytes.IndexByte(raw, '&') < 0
+	for i := 0; plain; {
+		j := bytes.IndexByte(raw[i:], 0xE2)
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8 {
 			plain = false
-		case 0xE2:
-			if i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8 {
-				plain = false
-			}
 		}
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
+		i++
+	}
+	for i := 0; i < len(raw); {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			q = len(raw) - i
 		}
-		switch c {
-		case '"':
-			inString = true
-		case ' ', '\t', '\n', '\r':
-			compact = false
+		if bytes.ContainsAny(raw[i:i+q], " \t\n\r") {
+			return false, plain
+		}
+		i += q + 1 // past the opening quote
+		for i < len(raw) {
+			e := bytes.IndexByte(raw[i:], '"')
+			if e < 0 {
+				return true, plain // unterminated: left to encoding/json to refuse
+			}
+			i += e + 1
+			if backslashesBefore(raw, i-1)%2 == 0 {
+				break // the closing quote
+			}
 		}
 	}
-	return compact, plain
+	return true, plain
+}
+
+// backslashesBefore counts the backslashes right before raw[i].
+func backslashesBefore(raw []byte, i int) int {
+	n := 0
+	for i > 0 && raw[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n
 }

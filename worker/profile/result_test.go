@@ -54,13 +54,15 @@ func page(structured string) *mcp.CallToolResult {
 	}
 }
 
-// TestTextResultSameBytes serves textResults from two go-sdk servers over
-// the jsonl transport, one handing them to the SDK as they are and one
-// through Refuse (as textResult), and compares the response lines byte
-// for byte: result type, _meta and field order are the SDK's own.
+// TestTextResultSameBytes serves textResults from go-sdk servers over the
+// jsonl transport, one handing them to the SDK as they are, one through
+// Refuse (as textResult) and one run by Run (whose transport writes the
+// bytes textResult filed in place of its token), and compares the response
+// lines byte for byte: result type, _meta and field order are the SDK's
+// own.
 func TestTextResultSameBytes(t *testing.T) {
 	impl := &mcp.Implementation{Name: "test", Version: "1 <&>"}
-	serve := func(s *mcp.Server) func(i int) string {
+	serve := func(s *mcp.Server, run func(context.Context, *mcp.Server, mcp.Transport) error) func(i int) string {
 		s.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var a struct{ I int }
@@ -73,7 +75,7 @@ func TestTextResultSameBytes(t *testing.T) {
 		outR, outW := io.Pipe()
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(func() { cancel(); inW.Close(); outR.Close() })
-		go s.Run(ctx, Transport(&jsonl.Transport{Reader: inR, Writer: outW}))
+		go run(ctx, s, &jsonl.Transport{Reader: inR, Writer: outW})
 		out := bufio.NewReader(outR)
 		return func(i int) string {
 			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"t","arguments":{"i":%d}}}`+"\n", i, i)
@@ -84,15 +86,20 @@ func TestTextResultSameBytes(t *testing.T) {
 			return line
 		}
 	}
-	sdk := serve(mcp.NewServer(impl, Options("")))
-	ours := serve(New(impl, ""))
-	for i := range textResults {
-		want, got := sdk(i), ours(i)
-		if got != want {
-			t.Errorf("result %d:\n got %s\nwant %s", i, got, want)
-		}
-		if !strings.Contains(got, `"resultType":"complete"`) || !strings.Contains(got, `"io.modelcontextprotocol/serverInfo"`) {
-			t.Errorf("result %d lacks the SDK's result type or server info: %s", i, got)
+	sdkRun := func(ctx context.Context, s *mcp.Server, t mcp.Transport) error { return s.Run(ctx, Transport(t)) }
+	sdk := serve(mcp.NewServer(impl, Options("")), sdkRun)
+	for name, ours := range map[string]func(int) string{
+		"textResult": serve(New(impl, ""), sdkRun),
+		"Run":        serve(New(impl, ""), Run),
+	} {
+		for i := range textResults {
+			want, got := sdk(i), ours(i)
+			if got != want {
+				t.Errorf("%s, result %d:\n got %s\nwant %s", name, i, got, want)
+			}
+			if !strings.Contains(got, `"resultType":"complete"`) || !strings.Contains(got, `"io.modelcontextprotocol/serverInfo"`) {
+				t.Errorf("%s, result %d lacks the SDK's result type or server info: %s", name, i, got)
+			}
 		}
 	}
 }
@@ -101,7 +108,7 @@ func TestTextResultSameBytes(t *testing.T) {
 // the SDK.
 func TestAsTextResult(t *testing.T) {
 	for i, f := range textResults {
-		if _, ok := asTextResult(f()).(*textResult); !ok {
+		if _, ok := asTextResult(f(), nil).(*textResult); !ok {
 			t.Errorf("result %d: not a textResult", i)
 		}
 	}
@@ -112,15 +119,16 @@ func TestAsTextResult(t *testing.T) {
 		"annotated text":      {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
 		"structured as a map": {Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: map[string]any{}},
 	} {
-		if _, ok := asTextResult(r).(*textResult); ok {
+		if _, ok := asTextResult(r, nil).(*textResult); ok {
 			t.Errorf("%s: a textResult", name)
 		}
 	}
 }
 
 // BenchmarkTextResult: encoding a 1-chunk read page as the SDK's transport
-// does (encoding/json, HTML escaping off), as a textResult and as the
-// *mcp.CallToolResult it wraps.
+// does (encoding/json, HTML escaping off), as the *mcp.CallToolResult, as a
+// textResult, and as one served by Run (the bytes filed for the transport,
+// a token through encoding/json).
 func BenchmarkTextResult(b *testing.B) {
 	body, _ := json.Marshal(strings.Repeat("0123456789abcdef fsmcp one-chunk page line\n", 24)[:1000] + "\n")
 	r := page(`{"items":[{"byte_offset":0,"text":` + string(body) + `}],"next_cursor":null,"content_hash":"sha256:3857609817191af03d5338ffddd3a25aaaddf153ddd2f3ffc95fcc2cbc7c9a94"}`)
@@ -128,7 +136,7 @@ func BenchmarkTextResult(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		v    any
-	}{{"sdk", r}, {"textResult", asTextResult(r)}} {
+	}{{"sdk", r}, {"textResult", asTextResult(r, nil)}, {"Run", asTextResult(r, &rawResults{})}} {
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
 				var buf strings.Builder
@@ -137,7 +145,51 @@ func BenchmarkTextResult(b *testing.B) {
 				if err := e.Encode(c.v); err != nil {
 					b.Fatal(err)
 				}
+				if t, ok := c.v.(*textResult); ok && t.raw != nil {
+					if _, ok := t.raw.take([]byte(strings.TrimSpace(buf.String()))); !ok {
+						b.Fatalf("no bytes filed under %q", buf.String())
+					}
+				}
 			}
 		})
+	}
+}
+
+// scanRawByByte is scanRaw as a plain state machine, the reference.
+func scanRawByByte(raw []byte) (compact, plain bool) {
+	compact, plain = true, true
+	inString, escaped := false, false
+	for i, c := range raw {
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8 {
+			plain = false
+		}
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			compact = false
+		}
+	}
+	return compact, plain
+}
+
+func TestScanRaw(t *testing.T) {
+	cases := []string{
+		`{}`, `{"a":"b c"}`, `{"a": "b"}`, "{\"a\":\"b\"}\n", `["a\"",1]`, `["a\\", 1]`, `["a\\\"b", 1]`,
+		`["a\\\\"," "]`, `{"t":"<x>"}`, `{"t":"&"}`, "{\"t\":\"\u2028\"}", "{\"t\":\"\u2029\"}", "{\"t\":\"\u2027 \u202a\"}",
+		"[\"\xe2\x80\"]", `[1, 2]`, "[1,\t2]", `["\\"]`, `[""," "]`, `"x"`, `" "`, `  1`,
+	}
+	for _, c := range cases {
+		gc, gp := scanRaw([]byte(c))
+		wc, wp := scanRawByByte([]byte(c))
+		if gc != wc || gp != wp {
+			t.Errorf("scanRaw(%q) = %v, %v; want %v, %v", c, gc, gp, wc, wp)
+		}
 	}
 }

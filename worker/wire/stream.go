@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -44,7 +45,7 @@ type sessionService struct {
 
 func (s *sessionService) serveStream(stream grpc.ServerStream) error {
 	conn := newConn(stream, nil)
-	ss, err := s.srv.Connect(stream.Context(), &connTransport{conn: conn}, nil)
+	ss, err := profile.Connect(stream.Context(), s.srv, &connTransport{conn: conn})
 	if err != nil {
 		return fmt.Errorf("wire: start session: %w", err)
 	}

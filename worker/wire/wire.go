@@ -21,6 +21,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/fsmcp/fsmcp/worker/nbio"
+	"github.com/fsmcp/fsmcp/worker/profile"
 )
 
 // PluginName is the key of the one plugin in the plugin set.
@@ -84,7 +85,7 @@ func Serve(srv *mcp.Server, maxLine int) error {
 		return err
 	}
 	if calls != nil {
-		ss, err := srv.Connect(context.Background(), &jsonl.Transport{Reader: nbio.Reader(calls), Writer: nbio.Writer(calls), MaxLine: maxLine, MaxInFlight: CallsInFlight + callsReadAhead}, nil)
+		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls), Writer: nbio.Writer(calls), MaxLine: maxLine, MaxInFlight: CallsInFlight + callsReadAhead})
 		if err != nil {
 			return fmt.Errorf("wire: serve the call channel: %w", err)
 		}
