@@ -3,6 +3,7 @@ package textscan
 import (
 	"bytes"
 	"math/rand"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,27 +177,34 @@ func BenchmarkScanPrefilter(b *testing.B) {
 			name  string
 			terms []string
 			fold  bool
+			text  []byte // nil: the corpus
 		}{
-			{"rare1-folded", benchTerms16[:1], true},
-			{"rare2", benchTerms16[:2], false},
-			{"rare4", benchTerms16[:4], false},
-			{"rare16", benchTerms16, false},
-			{"rare16-folded", benchTerms16, true},
+			{"rare1-folded", benchTerms16[:1], true, nil},
+			{"rare2", benchTerms16[:2], false, nil},
+			{"rare4", benchTerms16[:4], false, nil},
+			{"rare16", benchTerms16, false, nil},
+			{"rare16-folded", benchTerms16, true, nil},
 			// Terms whose opening bytes are common words of the corpus.
-			{"common-prefix4", []string{"return zqx", "func Qj", "string]", "the_end"}, false},
+			{"common-prefix4", []string{"return zqx", "func Qj", "string]", "the_end"}, false, nil},
 			// Terms of one and two bytes the corpus is full of.
-			{"short3", []string{"x", ":=", "if"}, false},
+			{"short3", []string{"x", ":=", "if"}, false, nil},
+			// A match on every 2-byte line, and a term whose window is
+			// 250 bytes into it: each hit looks on to the line's end.
+			{"late-window-every-line", []string{strings.Repeat("a", 250) + "qzj", "x"}, false,
+				bytes.Repeat([]byte("x\n"), 4<<20)},
 		} {
 			b.Run(path+"/"+tc.name, func(b *testing.B) {
 				teddyWide = wide
-				benchPrefilter(b, tc.terms, tc.fold)
+				benchPrefilter(b, tc.terms, tc.fold, tc.text)
 			})
 		}
 	}
 }
 
-func benchPrefilter(b *testing.B, terms []string, fold bool) {
-	text := benchCorpus()
+func benchPrefilter(b *testing.B, terms []string, fold bool, text []byte) {
+	if text == nil {
+		text = benchCorpus()
+	}
 	m, err := NewMatcher(terms, fold)
 	if err != nil {
 		b.Fatal(err)

@@ -20,8 +20,8 @@ import (
 //
 // Candidates come in text order. A term's start is its window's position
 // less the window's offset in the term, so after a first hit the scan goes
-// on up to the largest offset past it, and returns the earliest start: the
-// one the anchor search finds. The scan's results, positions and cursors
+// on up to the largest offset past it or the line's end (see bound), and
+// returns the earliest start: the one the anchor search finds. The scan's results, positions and cursors
 // do not depend on which of the two ran.
 type teddy struct {
 	// masks holds, for byte j of the windows (j < teddyLen), the
@@ -181,7 +181,7 @@ func (s *Scanner) findTeddy(buf []byte, from int) int {
 				break
 			}
 			if st := s.verify(buf, from, i+l, s.lanes[l]); st < best {
-				best, limit = st, min(limit, st+td.maxOff)
+				best, limit = st, td.bound(buf, i+l, st, limit)
 			}
 			if s.linear {
 				return -1
@@ -192,7 +192,7 @@ func (s *Scanner) findTeddy(buf []byte, from int) int {
 	for end := min(limit, len(buf)-td.minTail+1); i < end; i++ {
 		if bb := td.at(buf, i); bb != 0 {
 			if st := s.verify(buf, from, i, bb); st < best {
-				best, end = st, min(end, st+td.maxOff)
+				best, end = st, td.bound(buf, i, st, end)
 			}
 			if s.linear {
 				return -1
@@ -203,6 +203,23 @@ func (s *Scanner) findTeddy(buf []byte, from int) int {
 		return -1
 	}
 	return best
+}
+
+// bound returns where the candidates that may still start a term before
+// st end, after a hit at st found at candidate c, the candidates before c
+// all checked and limit the bound so far. Such a term lies whole on the
+// hit's line (terms hold no '\n') and its window after c: before the
+// line's end, and at most the largest window offset past st. (Without the
+// first bound, lines shorter than the offset would be looked at again and
+// again.)
+func (td *teddy) bound(buf []byte, c, st, limit int) int {
+	limit = min(limit, st+td.maxOff)
+	if c < limit {
+		if j := bytes.IndexByte(buf[c:limit], '\n'); j >= 0 {
+			return c + j
+		}
+	}
+	return limit
 }
 
 // verify returns the earliest start, at from or after it, of a term of the
