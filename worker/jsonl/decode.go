@@ -37,6 +37,11 @@ func Decode(data []byte) (jsonrpc.Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m.decoded()
+}
+
+// decoded is the message m parsed, its id interpreted as Decode does.
+func (m *wireMessage) decoded() (jsonrpc.Message, error) {
 	var v any
 	if len(m.ID) > 0 {
 		if _, err := segjson.Parse(m.ID, &v, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
@@ -61,7 +66,7 @@ func decodeCall(data []byte) (jsonrpc.Message, json.RawMessage, error) {
 		return nil, nil, err
 	}
 	if len(m.Method) == 0 || !isID(m.ID) {
-		msg, err := Decode(data)
+		msg, err := m.decoded() // parsed once: a relayed page's result is most of the line
 		return msg, nil, err
 	}
 	msg, err := m.message(placeholderID)

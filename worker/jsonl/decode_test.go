@@ -10,7 +10,8 @@ import (
 )
 
 // TestDecodeAgreesWithSDK holds Decode to jsonrpc.DecodeMessage: the same
-// message, or an error from both.
+// message, or an error from both; and decodeCall to Decode for every line
+// that is not a call it keeps the id of.
 func TestDecodeAgreesWithSDK(t *testing.T) {
 	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
 	for _, line := range []string{
@@ -39,6 +40,13 @@ func TestDecodeAgreesWithSDK(t *testing.T) {
 		}
 		if wantErr == nil && !reflect.DeepEqual(normal(got), normal(want)) {
 			t.Errorf("%.80s: Decode = %#v, SDK = %#v", line, got, want)
+		}
+		// What is not a call with an id decodeCall keeps is decoded
+		// by decodeCall as by Decode.
+		if msg, raw, err := decodeCall([]byte(line)); raw == nil {
+			if (err != nil) != (gotErr != nil) || err == nil && !reflect.DeepEqual(normal(msg), normal(got)) {
+				t.Errorf("%.80s: decodeCall = %#v, %v; Decode = %#v, %v", line, msg, err, got, gotErr)
+			}
 		}
 	}
 }
@@ -94,4 +102,18 @@ func FuzzDecodeAgreesWithSDK(f *testing.F) {
 			t.Fatalf("%q: Decode = %#v, SDK = %#v", data, got, want)
 		}
 	})
+}
+
+// BenchmarkDecodeCallResponse: the transport's decoding of a response line
+// (a relayed 1-chunk read page, as the supervisor reads it from a worker).
+func BenchmarkDecodeCallResponse(b *testing.B) {
+	body, _ := json.Marshal(strings.Repeat("0123456789abcdef fsmcp one-chunk page line\n", 24)[:1000])
+	page := `{"items":[{"byte_offset":0,"text":` + string(body) + `}],"next_cursor":null}`
+	text, _ := json.Marshal(page)
+	line := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` + page + `,"resultType":"complete"}}`)
+	for range b.N {
+		if _, _, err := decodeCall(line); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
