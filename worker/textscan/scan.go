@@ -66,8 +66,13 @@ type Scanner struct {
 	// noTeddy makes a matcher with a prefilter use the anchor search
 	// instead (tests).
 	noTeddy bool
-	// lanes receives the buckets of a prefilter step's positions.
-	lanes [64]byte
+	// lanes receives the buckets of a prefilter step's positions; the
+	// last step with candidates, of this region, starts at stepAt and
+	// covers stepLen positions (0: none), of which stepLanes are
+	// candidates (see findTeddy).
+	lanes           [64]byte
+	stepAt, stepLen int
+	stepLanes       uint64
 }
 
 // SetContext makes every later Scan stop with ctx's error, within
@@ -381,6 +386,7 @@ func (s *Scanner) reset() {
 	for i := range s.st {
 		s.st[i] = termState{next: -1, p1: -1, p2: -1}
 	}
+	s.stepLen = 0
 }
 
 // find returns the start >= from of a term occurrence in buf on the first

@@ -168,11 +168,23 @@ func (s *Scanner) findTeddy(buf []byte, from int) int {
 	limit := len(buf)
 	i := from
 	for i < limit {
-		// A candidate before limit reads teddyLen-1 bytes past it.
-		k, step, lanes := teddyBlocks(td, buf[i:min(len(buf), limit+teddyLen-1)], &s.lanes)
-		i += k
-		if lanes == 0 {
-			break // fewer than a step's bytes are left
+		var step int
+		var lanes uint64
+		if s.stepLen > 0 && s.stepAt <= i && i < s.stepAt+s.stepLen {
+			// The step a call before this one stopped at (the region
+			// loop calls again from the next line, often in the same
+			// step): its candidates from i on.
+			step, lanes = s.stepLen, s.stepLanes&^(1<<(i-s.stepAt)-1)
+			i = s.stepAt
+		} else {
+			// A candidate before limit reads teddyLen-1 bytes past it.
+			var k int
+			k, step, lanes = teddyBlocks(td, buf[i:min(len(buf), limit+teddyLen-1)], &s.lanes)
+			i += k
+			if lanes == 0 {
+				break // fewer than a step's bytes are left
+			}
+			s.stepAt, s.stepLen, s.stepLanes = i, step, lanes
 		}
 		for lanes != 0 {
 			l := bits.TrailingZeros64(lanes)
