@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker"
 	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/worker/nbio"
 	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/fsmcp/fsmcp/worker/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -94,17 +95,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fsmcp-worker: %s\n", w)
 	}
 	srv := worker.NewServer(root, nil)
+	// The worker runs Go code on one thread at a time unless GOMAXPROCS is
+	// set: a call passes from the transport to the SDK to its handler and
+	// back, and with a second P each hand-off wakes a thread that finds
+	// nothing to do, which costs more than the call on a machine where a
+	// wake-up is slow (see oneProc in fsmcp-supervisor, and
+	// docs/performance.md). A search_text page that scans files ahead
+	// takes a second P while it does (docs/design.md, "How search_text
+	// scans").
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		runtime.GOMAXPROCS(1)
+		worker.SetSearchProcs(2)
+	}
 	if wire.Launched() {
-		// Under the supervisor the worker shares the machine with one
-		// worker per root, and its tools run on one goroutine at a time;
-		// a second P would only wake threads at each gRPC hand-off (see
-		// oneProc in fsmcp-supervisor). On stdio it keeps the default.
-		// A search_text page that scans files ahead takes a second P
-		// while it does (see docs/design.md, "How search_text scans").
-		if _, set := os.LookupEnv("GOMAXPROCS"); !set {
-			runtime.GOMAXPROCS(1)
-			worker.SetSearchProcs(2)
-		}
 		if err := wire.Serve(srv, jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes)); err != nil {
 			fmt.Fprintf(stderr, "fsmcp-worker: plugin: %v\n", err)
 			return 1
@@ -125,12 +128,14 @@ const afterDrain = 250 * time.Millisecond
 // SIGINT or SIGTERM arrives. Calls read before then get drainTimeout to be
 // answered; a handler blocked for good (a read from a file system whose
 // server is gone, which no cancellation reaches) does not hold the
-// process: it exits once the time is up.
+// process: it exits once the time is up. Pipes are reopened non-blocking
+// and read and written with raw system calls (see nbio), so with one P
+// the process waits for input in the runtime's poller, not in a thread.
 func serveStdio(srv *mcp.Server, maxWrite int64, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ended := make(chan struct{})
-	t := &jsonl.Transport{Reader: os.Stdin, Writer: os.Stdout, MaxLine: jsonl.MaxLineFor(maxWrite),
+	t := &jsonl.Transport{Reader: nbio.Reader(nbio.Pollable(os.Stdin, os.O_RDONLY)), Writer: nbio.Writer(nbio.Pollable(os.Stdout, os.O_WRONLY)), MaxLine: jsonl.MaxLineFor(maxWrite),
 		DrainTimeout: drainTimeout, Ended: func() { close(ended) }}
 	done := make(chan error, 1)
 	go func() { done <- profile.Run(ctx, srv, t) }()
