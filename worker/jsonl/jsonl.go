@@ -374,9 +374,15 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 		return nil // the peer cancelled the call: nothing is sent for it
 	}
-	b, err := Encode(msg)
-	if err == nil && raw != nil {
-		b, err = withID(b, local, raw)
+	var b []byte
+	var err error
+	if raw != nil && resp.Error == nil && len(resp.Result) > 0 {
+		b = appendResult(make([]byte, 0, len(resp.Result)+len(raw)+40), raw, resp.Result)
+	} else {
+		b, err = Encode(msg)
+		if err == nil && raw != nil {
+			b, err = withID(b, local, raw)
+		}
 	}
 	if err != nil {
 		c.answered()
@@ -457,12 +463,18 @@ func Encode(msg jsonrpc.Message) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonl: encode id: %w", err)
 	}
-	b := make([]byte, 0, len(resp.Result)+len(id)+40)
+	return appendResult(make([]byte, 0, len(resp.Result)+len(id)+40), id, resp.Result), nil
+}
+
+// appendResult appends a successful response with the given id (as
+// written) around result, which is valid JSON. The capacity callers give
+// leaves room for the line's newline, so writing it copies nothing more.
+func appendResult(b, id, result []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
-	b = append(b, resp.Result...)
-	return append(b, '}'), nil
+	b = append(b, result...)
+	return append(b, '}')
 }
 
 // encodeRequest assembles a request around its params: the SDK's encoder
