@@ -210,3 +210,49 @@ func TestWorkerStuckRead(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchTextPageEndsBeforeStuckFile: a search_text page that ends in
+// its first file (its result limit reached there) answers, though the file
+// after it, which the page took up on another goroutine to scan ahead, is
+// one whose reads never return: the page does not wait for files it did
+// not reach, as it never did before scanning ahead. The first file's reads
+// wait until the read of stuck.txt has begun, so the page cannot end
+// before.
+func TestSearchTextPageEndsBeforeStuckFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "share")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := fusefs.NewStuck(t)
+	s.Gated = map[string][]byte{"a.txt": []byte("needle one\nneedle two\n")}
+	fusefs.Mount(t, dir, s)
+	p := startLines(t, workerBin, "--root", dir, "--include", "**")
+	p.send(t, rawCall("1", "search_text", `{"query":"needle","limit":1}`))
+	r := p.recv(t, 30*time.Second)
+	if r.Result == nil || r.Result.IsError {
+		t.Fatalf("search_text: result %+v, error %+v", r.Result, r.Error)
+	}
+	var page struct {
+		Items []struct {
+			Path string `json:"path"`
+			Line int    `json:"line"`
+		} `json:"items"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	if err := json.Unmarshal(r.Result.StructuredContent, &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 1 || page.Items[0].Path != "a.txt" || page.Items[0].Line != 1 || page.NextCursor == nil {
+		t.Fatalf("page %s, want a.txt line 1 and a cursor", r.Result.StructuredContent)
+	}
+	// stuck.txt was taken up ahead (a.txt's reads waited for that), so the
+	// page answered while a read of it was blocked.
+	if n := s.Blocked.Load(); n != 1 {
+		t.Fatalf("%d reads of stuck.txt began, want 1 (taken up ahead of the page)", n)
+	}
+	// The worker still answers other calls.
+	p.send(t, rawCall("2", "read_text_file", `{"path":"ok.txt"}`))
+	if r := p.recv(t, 20*time.Second); r.Result == nil || r.Result.IsError || !strings.Contains(string(r.Result.StructuredContent), "fine") {
+		t.Fatalf("read after the page: result %+v, error %+v", r.Result, r.Error)
+	}
+}

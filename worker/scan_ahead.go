@@ -34,7 +34,7 @@ import (
 // read and checked again by the goroutine that scans it, each step as
 // scanFile takes them; the page sees its outcome, error included, only when
 // it reaches the file. Outcomes past the point where a page ends are
-// dropped, and the goroutines stop before the page answers.
+// dropped; the page does not wait for them (see stop).
 
 // aheadMaxWorkers bounds the goroutines one page scans on, the calling one
 // included (tests set 1: no scanning ahead).
@@ -56,12 +56,11 @@ type scanAhead struct {
 	// hold stops collecting them, and the page scans it again itself.
 	limit, ceiling int
 
-	next    atomic.Int64 // the next slot to claim
+	next    atomic.Int64 // the next slot to claim (0 is the page's own)
 	taken   int          // outcomes the page took (for aheadDone)
 	again   int          // files the page scanned again
 	ctx     context.Context
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
 	release func()
 }
 
@@ -89,15 +88,29 @@ type fileScan struct {
 }
 
 // pageGuards is a page's ScanGuard, safe for the goroutines of one page.
+// Once the page has ended (close), a file still being scanned ahead for it
+// gets no guard: its outcome is dropped anyway.
 type pageGuards struct {
-	mu sync.Mutex
-	sg *confine.ScanGuard
+	mu     sync.Mutex
+	sg     *confine.ScanGuard
+	closed bool
 }
 
 func (g *pageGuards) guard(f *confine.Reader, rel string) *confine.Guard {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
 	return g.sg.Guard(f, rel)
+}
+
+// close gives back the page's watches.
+func (g *pageGuards) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	g.sg.Close()
 }
 
 // aheadBudgets plans the files a page scans ahead from first: the budget
@@ -172,10 +185,9 @@ func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, fi
 		a.slots[i].budget = plan[i]
 	}
 	a.slots[0].pos = pos
+	a.next.Store(1) // the page scans its first file itself
 	for range workers - 1 {
-		a.wg.Add(1)
 		go func() {
-			defer a.wg.Done()
 			sc := textscan.NewScanner(s.m)
 			sc.SetContext(a.ctx)
 			defer sc.Release()
@@ -186,14 +198,16 @@ func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, fi
 	return a
 }
 
-// stop ends the scanning ahead and waits for its goroutines; the page's
-// guards and files are then the page's alone again.
+// stop ends the scanning ahead: no file is taken up any more, and a scan
+// under way ends at its next read (within 256 KiB). The page does not wait
+// for it: a file the page did not reach may be one whose reads never
+// return (a network share whose server went away), and the page must not
+// wait for it any more than it did before scanning ahead.
 func (a *scanAhead) stop() {
 	if a == nil {
 		return
 	}
 	a.cancel()
-	a.wg.Wait()
 	a.release()
 	if aheadDone != nil {
 		aheadDone(a.taken, a.again)
@@ -204,9 +218,14 @@ func (a *scanAhead) stop() {
 func (a *scanAhead) has(i int) bool { return a != nil && i >= a.first && i < a.first+len(a.slots) }
 
 // take returns the outcome of file i (has(i)), scanning files not yet
-// claimed with sc while it is not ready.
+// claimed with sc while it is not ready. The page's first file is always
+// scanned here, so a page that ends in it waits for no other file.
 func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
 	s := &a.slots[i-a.first]
+	if i == a.first {
+		a.scan(sc, 0)
+		return &s.res
+	}
 	for {
 		select {
 		case <-s.ready:
@@ -227,11 +246,17 @@ func (a *scanAhead) work(sc *textscan.Scanner) bool {
 	if k >= len(a.slots) {
 		return false
 	}
+	a.scan(sc, k)
+	return true
+}
+
+// scan scans slot k's file with sc and marks it ready.
+func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	s := &a.slots[k]
 	defer close(s.ready)
 	if err := a.ctx.Err(); err != nil {
 		s.res.err = err
-		return true
+		return
 	}
 	sf := a.files[a.first+k]
 	var items []textMatch
@@ -245,7 +270,6 @@ func (a *scanAhead) work(sc *textscan.Scanner) bool {
 		return true
 	})
 	s.res.items = items
-	return true
 }
 
 // fitsAll reports whether items all fit on the page f holds with limit

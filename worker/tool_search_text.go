@@ -103,7 +103,7 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	sc.SetContext(ctx)
 	defer sc.Release()
 	guards := &pageGuards{sg: r.dir.NewScanGuard()}
-	defer guards.sg.Close()
+	defer guards.close()
 	budget := r.lim.MaxScanBytes
 	maxTermLen := int64(s.m.MaxTermLen())
 	ahead := r.startAhead(ctx, s, files, pos.File, pos.position(), guards)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -25,6 +26,12 @@ type Stuck struct {
 	// Blocked counts the reads of stuck.txt that have started.
 	Blocked atomic.Int32
 
+	// Gated, set before Mount, are more files of the root (name ->
+	// content) whose reads wait until a read of stuck.txt has started (at
+	// most 10 s): a reader of one is held until a read of stuck.txt has
+	// begun elsewhere.
+	Gated map[string][]byte
+
 	release chan struct{}
 	once    sync.Once
 }
@@ -39,12 +46,54 @@ func NewStuck(t testing.TB) *Stuck {
 
 var _ = (fs.NodeOnAdder)((*Stuck)(nil))
 
-// OnAdd adds the two files.
+// OnAdd adds the two files (and Gated).
 func (s *Stuck) OnAdd(ctx context.Context) {
 	ok := s.NewPersistentInode(ctx, &fs.MemRegularFile{Data: []byte(StuckText), Attr: fuse.Attr{Mode: 0o644}}, fs.StableAttr{})
 	s.AddChild("ok.txt", ok, true)
 	stuck := s.NewPersistentInode(ctx, &stuckFile{s: s}, fs.StableAttr{})
 	s.AddChild("stuck.txt", stuck, true)
+	for name, data := range s.Gated {
+		s.AddChild(name, s.NewPersistentInode(ctx, &gatedFile{s: s, data: data}, fs.StableAttr{}), true)
+	}
+}
+
+// gatedFile is a file of Gated.
+type gatedFile struct {
+	fs.Inode
+	s    *Stuck
+	data []byte
+}
+
+var (
+	_ = (fs.NodeGetattrer)((*gatedFile)(nil))
+	_ = (fs.NodeOpener)((*gatedFile)(nil))
+	_ = (fs.NodeReader)((*gatedFile)(nil))
+)
+
+func (f *gatedFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | 0o644
+	out.Size = uint64(len(f.data))
+	return 0
+}
+
+// Open asks for direct I/O, so every read reaches Read.
+func (f *gatedFile) Open(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return nil, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// Read waits for a read of stuck.txt to start (at most 10 s), then reads.
+func (f *gatedFile) Read(ctx context.Context, _ fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	for deadline := time.Now().Add(10 * time.Second); f.s.Blocked.Load() == 0 && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return nil, syscall.EINTR
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if off >= int64(len(f.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(f.data[off:min(int64(len(f.data)), off+int64(len(dest)))]), 0
 }
 
 // stuckFile is stuck.txt.
