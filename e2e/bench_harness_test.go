@@ -76,6 +76,21 @@ func (c *benchClock) reference(b *testing.B, name string, fn func()) {
 	c.refs = append(c.refs, benchRef{name, d})
 }
 
+// alternate is operation i of a benchmark that takes turns with a
+// reference: fn on the fsmcp side, with the reference ref (called name)
+// before it when i is even and after it when i is odd, so that neither
+// side always runs first (on a warmer cache, or after the other's
+// garbage).
+func (c *benchClock) alternate(b *testing.B, i int, name string, ref, fn func()) {
+	if i%2 == 0 {
+		c.reference(b, name, ref)
+	}
+	c.measure(fn)
+	if i%2 == 1 {
+		c.reference(b, name, ref)
+	}
+}
+
 // report stops the timer and reports, for each reference, its time per
 // operation as <name>-ns/op and the ratio of the fsmcp side to it as
 // x-<name>.

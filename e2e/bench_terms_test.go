@@ -69,13 +69,7 @@ func BenchmarkSearchTextTermCost(b *testing.B) {
 			var c benchClock
 			b.ResetTimer()
 			for i := range b.N {
-				if i%2 == 0 {
-					c.reference(b, v.ref, reference)
-				}
-				c.measure(measured)
-				if i%2 == 1 {
-					c.reference(b, v.ref, reference)
-				}
+				c.alternate(b, i, v.ref, reference, measured)
 			}
 			c.report(b)
 		})

@@ -39,13 +39,7 @@ func BenchmarkSupervisorHop(b *testing.B) {
 	var c benchClock
 	b.ResetTimer()
 	for i := range b.N {
-		if i%2 == 0 {
-			c.reference(b, "worker", workerAlone)
-		}
-		c.measure(viaSupervisor)
-		if i%2 == 1 {
-			c.reference(b, "worker", workerAlone)
-		}
+		c.alternate(b, i, "worker", workerAlone, viaSupervisor)
 	}
 	c.report(b)
 	c.perOp(b, n, "ns/call")
@@ -189,13 +183,7 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 	var c benchClock
 	b.ResetTimer()
 	for i := range b.N {
-		if i%2 == 0 {
-			c.reference(b, "worker", workerAlone)
-		}
-		c.measure(viaSupervisor)
-		if i%2 == 1 {
-			c.reference(b, "worker", workerAlone)
-		}
+		c.alternate(b, i, "worker", workerAlone, viaSupervisor)
 		if rg != "" {
 			c.reference(b, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) })
 		}
