@@ -47,7 +47,7 @@ const teddyLen = 3
 // useTeddy reports whether the matcher's terms are looked for by the
 // prefilter rather than by one anchor pass each (one per term, two for a
 // folded letter; see BenchmarkScanPrefilter): from two passes on with the
-// AVX-512 steps, which cost about one pass, and from five with the AVX2
+// AVX-512 steps, which cost about one pass, and from four with the AVX2
 // ones, which cost about three.
 func useTeddy(terms []term) bool {
 	passes := 0
@@ -57,7 +57,7 @@ func useTeddy(terms []term) bool {
 			passes++
 		}
 	}
-	return haveTeddy && (passes >= 5 || teddyWide && passes >= 2)
+	return haveTeddy && (passes >= 4 || teddyWide && passes >= 2)
 }
 
 // newTeddy builds the prefilter of terms (lower-cased when fold) with the
