@@ -60,9 +60,10 @@ func timedOut(r Root, timeout time.Duration) *mcp.CallToolResult {
 type Server struct {
 	MCP *mcp.Server
 
-	impl    *mcp.Implementation
-	routes  map[string]route
-	relayed relayed
+	impl     *mcp.Implementation
+	implJSON json.RawMessage // impl encoded, put in every relayed result
+	routes   map[string]route
+	relayed  relayed
 
 	grace    time.Duration
 	stopped  chan struct{}
@@ -82,7 +83,11 @@ func ToolName(root, tool string) string { return root + "_" + tool }
 // New builds the front server over roots, in their order. grace bounds how
 // long a stop waits for requests in flight.
 func New(impl *mcp.Implementation, roots []Root, grace time.Duration) (*Server, error) {
-	s := &Server{MCP: profile.New(impl, ""), impl: impl, routes: map[string]route{}, grace: grace, stopped: make(chan struct{}), drainStarted: make(chan struct{})}
+	implJSON, err := json.Marshal(impl)
+	if err != nil {
+		return nil, fmt.Errorf("front: encode server info: %w", err)
+	}
+	s := &Server{MCP: profile.New(impl, ""), impl: impl, implJSON: implJSON, routes: map[string]route{}, grace: grace, stopped: make(chan struct{}), drainStarted: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	seen := map[string]bool{}
 	for _, r := range roots {

@@ -285,10 +285,10 @@ func (s *Server) ownServerInfo(result json.RawMessage) json.RawMessage {
 	start := i + len(serverInfoKey)
 	dec := json.NewDecoder(bytes.NewReader(result[start:]))
 	var old json.RawMessage
-	impl, err := json.Marshal(s.impl)
-	if err != nil || dec.Decode(&old) != nil {
+	if dec.Decode(&old) != nil {
 		return result
 	}
+	impl := s.implJSON
 	end := start + int(dec.InputOffset())
 	out := make([]byte, 0, len(result)-(end-start)+len(impl))
 	out = append(out, result[:start]...)

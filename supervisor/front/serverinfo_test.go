@@ -8,7 +8,10 @@ import (
 )
 
 func TestOwnServerInfo(t *testing.T) {
-	s := &Server{impl: &mcp.Implementation{Name: "fsmcp-supervisor", Version: "v1"}}
+	s, err := New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: "v1"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const sup = `{"name":"fsmcp-supervisor","version":"v1"}`
 	for _, tc := range []struct{ name, in, want string }{
 		{"worker's first", `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fsmcp-worker","version":"v1"}},"content":[]}`,
