@@ -84,16 +84,24 @@ func (s *session) close() {
 	s.cleanup()
 }
 
-// tools is every tool the supervisor lists, in its order.
-func (s *session) tools(ctx context.Context) ([]*mcp.Tool, error) {
+// listedSession starts a session (see startSession) and lists every tool
+// the supervisor serves, in its order. When either fails it has said why
+// on stderr and returns a nil session and the exit status.
+func listedSession(ctx context.Context, manifestFile, workerFlag string, stderr io.Writer) (*session, []*mcp.Tool, int) {
+	s, err := startSession(ctx, manifestFile, workerFlag, stderr)
+	if err != nil {
+		return nil, nil, sessionError(stderr, err)
+	}
 	var list []*mcp.Tool
 	for t, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("tools/list: %w", err)
+			s.close()
+			fmt.Fprintf(stderr, "fsmcp-supervisor: tools/list: %v\n", err)
+			return nil, nil, 1
 		}
 		list = append(list, t)
 	}
-	return list, nil
+	return s, list, 0
 }
 
 // buildWorker covers `go run ./cmd/fsmcp-supervisor` in a fresh checkout,
@@ -156,16 +164,11 @@ func tools(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	ctx := context.Background()
-	s, err := startSession(ctx, *manifestFile, *workerBin, stderr)
-	if err != nil {
-		return sessionError(stderr, err)
+	s, list, code := listedSession(ctx, *manifestFile, *workerBin, stderr)
+	if s == nil {
+		return code
 	}
 	defer s.close()
-	list, err := s.tools(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
-		return 1
-	}
 	if *asJSON {
 		return printJSON(stdout, stderr, list)
 	}
@@ -203,16 +206,11 @@ func call(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	ctx := context.Background()
-	s, err := startSession(ctx, *manifestFile, *workerBin, stderr)
-	if err != nil {
-		return sessionError(stderr, err)
+	s, list, code := listedSession(ctx, *manifestFile, *workerBin, stderr)
+	if s == nil {
+		return code
 	}
 	defer s.close()
-	list, err := s.tools(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
-		return 1
-	}
 	var names []string
 	for _, t := range list {
 		names = append(names, t.Name)
