@@ -262,18 +262,6 @@ func TestAttackCursorForged(t *testing.T) {
 	cases := firstCursors(t, cs)
 	codec, _ := cursor.New(key, "root")
 	thief, _ := cursor.New(cursor.RandomKey(), "root")
-	// The position a cursor carries, from its body.
-	body := func(tok string) map[string]any {
-		bodyPart, _, _ := strings.Cut(tok, ".")
-		raw, _ := base64.RawURLEncoding.DecodeString(bodyPart)
-		var e struct {
-			P map[string]any `json:"p"`
-		}
-		if err := json.Unmarshal(raw, &e); err != nil || e.P == nil {
-			t.Fatalf("cursor body %q: %v", raw, err)
-		}
-		return e.P
-	}
 	// The scopes the worker binds, as it builds them.
 	scopes := map[string]cursor.Scope{
 		"list_directory": {Tool: "list_directory", Args: map[string]string{"path": "d"}},
@@ -299,12 +287,12 @@ func TestAttackCursorForged(t *testing.T) {
 	// Re-signing the issued body reproduces the issued cursor: the scopes
 	// above are the worker's, so the forgeries below reach its checks.
 	for _, c := range cases {
-		if got := sign(codec, c.tool, body(c.tok)); got != c.tok {
+		if got := sign(codec, c.tool, cursorPosition(t, c.tok)); got != c.tok {
 			t.Fatalf("%s: re-signed cursor differs from the issued one", c.tool)
 		}
 	}
 	edit := func(c cursorCase, kv ...any) map[string]any {
-		b := body(c.tok)
+		b := cursorPosition(t, c.tok)
 		for i := 0; i < len(kv); i += 2 {
 			if kv[i+1] == nil {
 				delete(b, kv[i].(string))

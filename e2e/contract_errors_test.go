@@ -278,9 +278,9 @@ func callAny(cs *mcp.ClientSession, tool string, args any) (*mcp.CallToolResult,
 	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 }
 
-// resign signs tok's position again with one field set, as whoever holds
-// the key could.
-func resign(t *testing.T, key, tok string, scope cursor.Scope, field string, v any) string {
+// cursorPosition is the position a cursor carries, decoded from its body
+// (the part before the signature).
+func cursorPosition(t *testing.T, tok string) map[string]any {
 	t.Helper()
 	bodyPart, _, _ := strings.Cut(tok, ".")
 	raw, _ := base64.RawURLEncoding.DecodeString(bodyPart)
@@ -290,13 +290,21 @@ func resign(t *testing.T, key, tok string, scope cursor.Scope, field string, v a
 	if err := json.Unmarshal(raw, &e); err != nil || e.P == nil {
 		t.Fatalf("cursor body %q: %v", raw, err)
 	}
-	e.P[field] = v
+	return e.P
+}
+
+// resign signs tok's position again with one field set, as whoever holds
+// the key could.
+func resign(t *testing.T, key, tok string, scope cursor.Scope, field string, v any) string {
+	t.Helper()
+	pos := cursorPosition(t, tok)
+	pos[field] = v
 	k, _ := base64.RawURLEncoding.DecodeString(key)
 	c, err := cursor.New(k, "root")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := c.Encode(scope, e.P)
+	out, err := c.Encode(scope, pos)
 	if err != nil {
 		t.Fatal(err)
 	}
