@@ -144,39 +144,43 @@ func withTimeout(t *testing.T, f func()) {
 	}
 }
 
+// openFileCases are the names TestOpenFile and TestOpenReaders open in the
+// fixture, with the error each gets.
+var openFileCases = []struct {
+	rel  string
+	want error
+}{
+	{"f.txt", nil},
+	{"./f.txt", nil},
+	{"d/g.txt", nil},
+	{"d/e/h.txt", nil},
+	{"link-f", ErrSymlink},
+	{"link-out", ErrSymlink},
+	{"dangling", ErrSymlink},
+	{"dangling/x", ErrSymlink},
+	{"link-d/g.txt", ErrSymlink},
+	{"link-d/e/h.txt", ErrSymlink},
+	{"link-outd/g.txt", ErrSymlink},
+	{"link-outd/e/h.txt", ErrSymlink},
+	{"link-abs-d/g.txt", ErrSymlink},
+	{"d/link-e/h.txt", ErrSymlink},
+	{"fifo", ErrNotRegular},
+	{"d", ErrNotRegular},
+	{"d/e", ErrNotRegular},
+	{"", ErrNotRegular},
+	{"nope", ErrNotExist},
+	{"d/nope", ErrNotExist},
+	{"nope/x", ErrNotExist},
+	{"f.txt/x", ErrNotDir},
+	{"d/g.txt/x", ErrNotDir},
+	{"fifo/x", ErrNotDir},
+	{"../root/f.txt", errInvalidPath},
+	{"d/../f.txt", errInvalidPath},
+	{"/etc/passwd", errInvalidPath},
+}
+
 func TestOpenFile(t *testing.T) {
-	tests := []struct {
-		rel  string
-		want error
-	}{
-		{"f.txt", nil},
-		{"./f.txt", nil},
-		{"d/g.txt", nil},
-		{"d/e/h.txt", nil},
-		{"link-f", ErrSymlink},
-		{"link-out", ErrSymlink},
-		{"dangling", ErrSymlink},
-		{"dangling/x", ErrSymlink},
-		{"link-d/g.txt", ErrSymlink},
-		{"link-d/e/h.txt", ErrSymlink},
-		{"link-outd/g.txt", ErrSymlink},
-		{"link-outd/e/h.txt", ErrSymlink},
-		{"link-abs-d/g.txt", ErrSymlink},
-		{"d/link-e/h.txt", ErrSymlink},
-		{"fifo", ErrNotRegular},
-		{"d", ErrNotRegular},
-		{"d/e", ErrNotRegular},
-		{"", ErrNotRegular},
-		{"nope", ErrNotExist},
-		{"d/nope", ErrNotExist},
-		{"nope/x", ErrNotExist},
-		{"f.txt/x", ErrNotDir},
-		{"d/g.txt/x", ErrNotDir},
-		{"fifo/x", ErrNotDir},
-		{"../root/f.txt", errInvalidPath},
-		{"d/../f.txt", errInvalidPath},
-		{"/etc/passwd", errInvalidPath},
-	}
+	tests := openFileCases
 	modes(t, func(t *testing.T, r *Root, root, outside string) {
 		for _, tt := range tests {
 			t.Run(tt.rel, func(t *testing.T) {

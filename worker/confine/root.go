@@ -85,6 +85,7 @@ type Root struct {
 	noOpenat2 bool     // tests: force the per-component walk
 	mode      caseMode // how the root's filesystem matches names
 	guards    guards   // inotify watches over reads (see Guard)
+	rings     ringPool // io_uring rings for OpenReaders
 }
 
 // Open opens the host directory dir as a Root. dir itself must not be a
@@ -134,6 +135,7 @@ func rootErr(dir string, err error) error {
 // first; later operations fail.
 func (r *Root) Close() error {
 	r.guards.close()
+	r.rings.close()
 	return r.h.close()
 }
 

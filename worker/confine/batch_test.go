@@ -1,0 +1,119 @@
+//go:build linux
+
+package confine
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestOpenReaders opens openFileCases in batches, in several orders, and
+// checks each answer against OpenReader's: the same error text, or a
+// Reader of the same file with the same Identity and bytes. With openat2
+// the batches must go through io_uring (this machine has it).
+func TestOpenReaders(t *testing.T) {
+	var rels []string
+	for _, tt := range openFileCases {
+		rels = append(rels, tt.rel)
+	}
+	orders := map[string][]string{"table": rels, "reversed": reversed(rels), "one": rels[:1]}
+	modes(t, func(t *testing.T, r *Root, root, outside string) {
+		for name, order := range orders {
+			t.Run(name, func(t *testing.T) {
+				for start := 0; start < len(order); start += BatchSize {
+					chunk := order[start:min(len(order), start+BatchSize)]
+					out := make([]Opened, len(chunk))
+					withTimeout(t, func() { r.OpenReaders(chunk, out) })
+					for i, rel := range chunk {
+						sameAsOpenReader(t, r, rel, out[i], root, outside)
+					}
+				}
+			})
+		}
+		if r.UsesOpenat2() {
+			r.rings.mu.Lock()
+			used := len(r.rings.free) > 0 && !r.rings.off
+			r.rings.mu.Unlock()
+			if !used {
+				t.Fatal("OpenReaders did not use io_uring; check `cat /proc/sys/kernel/io_uring_disabled` prints 0 (sysctl -w kernel.io_uring_disabled=0)")
+			}
+		}
+	})
+}
+
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// sameAsOpenReader checks got, OpenReaders' answer for rel, against
+// OpenReader's, and closes both readers.
+func sameAsOpenReader(t *testing.T, r *Root, rel string, got Opened, root, outside string) {
+	t.Helper()
+	want, wantID, wantErr := r.OpenReader(rel)
+	if (got.Err == nil) != (wantErr == nil) || (got.Err != nil && got.Err.Error() != wantErr.Error()) {
+		t.Fatalf("%q: OpenReaders error %v, OpenReader's %v", rel, got.Err, wantErr)
+	}
+	if got.Err != nil {
+		noHostPath(t, got.Err, root, outside)
+		if got.R != nil {
+			t.Fatalf("%q: a Reader with the error", rel)
+		}
+		return
+	}
+	defer want.Close()
+	defer got.R.Close()
+	if got.ID != wantID || got.R.rel != want.rel || got.R.nlink != want.nlink {
+		t.Fatalf("%q: OpenReaders %+v (%q, %d links), OpenReader %+v (%q, %d links)", rel, got.ID, got.R.rel, got.R.nlink, wantID, want.rel, want.nlink)
+	}
+	buf := make([]byte, len(insideBytes)+1)
+	n, err := got.R.ReadAt(buf, 0)
+	if err != io.EOF || string(buf[:n]) != insideBytes {
+		t.Fatalf("%q: read %q, %v", rel, buf[:n], err)
+	}
+	if flags, err := unix.FcntlInt(uintptr(got.R.fd), unix.F_GETFL, 0); err != nil || flags&unix.O_NONBLOCK == 0 || flags&unix.O_ACCMODE != unix.O_RDONLY {
+		t.Fatalf("%q: flags %#x, %v; want read-only, non-blocking", rel, flags, err)
+	}
+}
+
+// TestOpenReadersNeverOpensAFIFO: a writer blocked opening a FIFO stays
+// blocked while OpenReaders is asked for the FIFO among regular files.
+func TestOpenReadersNeverOpensAFIFO(t *testing.T) {
+	root, _ := fixture(t)
+	r, err := Open(root)
+	must(t, err)
+	defer r.Close()
+	opened := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(filepath.Join(root, "fifo"), os.O_WRONLY, 0)
+		if err == nil {
+			f.Close()
+		}
+		opened <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let the writer block
+	out := make([]Opened, 3)
+	r.OpenReaders([]string{"f.txt", "fifo", "d/g.txt"}, out)
+	if out[0].Err != nil || out[2].Err != nil || out[1].Err == nil {
+		t.Fatalf("answers %+v", out)
+	}
+	out[0].R.Close()
+	out[2].R.Close()
+	select {
+	case err := <-opened:
+		t.Fatalf("the FIFO's writer was let through (%v): OpenReaders opened it", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	rd, err := os.OpenFile(filepath.Join(root, "fifo"), os.O_RDONLY, 0) // release the writer
+	must(t, err)
+	rd.Close()
+	<-opened
+}
