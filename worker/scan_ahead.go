@@ -51,6 +51,7 @@ type scanAhead struct {
 	files  []scopedFile
 	first  int // files[first] is slots[0]
 	slots  []aheadSlot
+	opens  *pageOpens // the slots' files, opened a group at a time
 	guards *pageGuards
 	// item bounds: a file whose matches would take more than a page can
 	// hold stops collecting them, and the page scans it again itself.
@@ -179,6 +180,7 @@ func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, fi
 		r: r, files: files, first: first, slots: make([]aheadSlot, n), guards: guards,
 		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), release: release,
 	}
+	a.opens = newPageOpens(r, files[first:first+n])
 	a.ctx, a.cancel = context.WithCancel(ctx)
 	for i := range a.slots {
 		a.slots[i].ready = make(chan struct{})
@@ -208,6 +210,7 @@ func (a *scanAhead) stop() {
 		return
 	}
 	a.cancel()
+	a.opens.close()
 	a.release()
 	if aheadDone != nil {
 		aheadDone(a.taken, a.again)
@@ -261,7 +264,7 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	sf := a.files[a.first+k]
 	var items []textMatch
 	cost := 0
-	s.res = a.r.scanFile(sc, a.guards, sf, s.pos, s.budget, func(mt textscan.Match) bool {
+	s.res = a.r.scanOpened(sc, a.guards, sf, a.opens.take(k), s.pos, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself

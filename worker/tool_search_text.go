@@ -196,6 +196,16 @@ func textMatchOf(path string, mt textscan.Match) textMatch {
 // scanned.
 func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
 	f, id, err := r.dir.OpenReader(sf.path)
+	return r.scanOpened(sc, guards, sf, confine.Opened{R: f, ID: id, Err: err}, pos, budget, emit)
+}
+
+// scanOpened is scanFile with the file already opened (or not) as op
+// tells; it closes op's Reader.
+func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
+	f, id, err := op.R, op.ID, op.Err
+	if errors.Is(err, errPageEnded) {
+		return fileScan{err: err}
+	}
 	if errors.Is(err, confine.ErrPermission) {
 		// A file this process may not open is skipped, as a binary one
 		// is: not an error of the whole search.

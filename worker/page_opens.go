@@ -1,0 +1,92 @@
+package worker
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/fsmcp/fsmcp/worker/confine"
+)
+
+// pageOpens opens the files a page scans ahead in groups of
+// confine.BatchSize, one confine.OpenReaders batch a group, the first time
+// a file of the group is wanted: a few system calls for the group instead
+// of four a file. Each file's Reader goes to the one goroutine that takes
+// it; those no one took when the page ends are closed by close, or by the
+// goroutine still opening their group then.
+type pageOpens struct {
+	r      *Root
+	files  []scopedFile // the page's planned files, first to last
+	groups []sync.Once
+	out    []confine.Opened
+
+	mu      sync.Mutex
+	taken   []bool
+	opened  []bool // per group
+	stopped bool
+}
+
+// errPageEnded is take's answer once the page has ended.
+var errPageEnded = errors.New("the page has ended")
+
+func newPageOpens(r *Root, files []scopedFile) *pageOpens {
+	n := len(files)
+	groups := (n + confine.BatchSize - 1) / confine.BatchSize
+	return &pageOpens{
+		r: r, files: files, groups: make([]sync.Once, groups), out: make([]confine.Opened, n),
+		taken: make([]bool, n), opened: make([]bool, groups),
+	}
+}
+
+// take returns file k's open, opening its group first if no one has; the
+// caller owns the Reader. A file taken twice, or after the page ended,
+// gets errPageEnded.
+func (o *pageOpens) take(k int) confine.Opened {
+	g := k / confine.BatchSize
+	o.groups[g].Do(func() { o.open(g) })
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped || o.taken[k] {
+		return confine.Opened{Err: errPageEnded}
+	}
+	o.taken[k] = true
+	return o.out[k]
+}
+
+// open opens group g's files.
+func (o *pageOpens) open(g int) {
+	from, to := g*confine.BatchSize, min(len(o.files), (g+1)*confine.BatchSize)
+	rels := make([]string, 0, to-from)
+	for _, sf := range o.files[from:to] {
+		rels = append(rels, sf.path)
+	}
+	o.r.dir.OpenReaders(rels, o.out[from:to])
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.opened[g] = true
+	if o.stopped {
+		o.closeGroup(g)
+	}
+}
+
+// close ends the page: files opened and not taken are closed.
+func (o *pageOpens) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stopped = true
+	for g, ok := range o.opened {
+		if ok {
+			o.closeGroup(g)
+		}
+	}
+}
+
+// closeGroup closes group g's Readers no one took; o.mu held.
+func (o *pageOpens) closeGroup(g int) {
+	from, to := g*confine.BatchSize, min(len(o.files), (g+1)*confine.BatchSize)
+	for k := from; k < to; k++ {
+		if !o.taken[k] && o.out[k].R != nil {
+			o.out[k].R.Close()
+		}
+		o.taken[k] = true
+	}
+}
