@@ -18,6 +18,9 @@ type pageOpens struct {
 	files  []scopedFile // the page's planned files, first to last
 	groups []sync.Once
 	out    []confine.Opened
+	// closer closes the page's files a batch at a time, the last ones
+	// when the page ends.
+	closer *confine.Closer
 
 	mu      sync.Mutex
 	taken   []bool
@@ -33,7 +36,7 @@ func newPageOpens(r *Root, files []scopedFile) *pageOpens {
 	groups := (n + confine.BatchSize - 1) / confine.BatchSize
 	return &pageOpens{
 		r: r, files: files, groups: make([]sync.Once, groups), out: make([]confine.Opened, n),
-		taken: make([]bool, n), opened: make([]bool, groups),
+		taken: make([]bool, n), opened: make([]bool, groups), closer: r.dir.NewCloser(),
 	}
 }
 
@@ -78,6 +81,7 @@ func (o *pageOpens) close() {
 			o.closeGroup(g)
 		}
 	}
+	o.closer.End()
 }
 
 // closeGroup closes group g's Readers no one took; o.mu held.
@@ -85,7 +89,7 @@ func (o *pageOpens) closeGroup(g int) {
 	from, to := g*confine.BatchSize, min(len(o.files), (g+1)*confine.BatchSize)
 	for k := from; k < to; k++ {
 		if !o.taken[k] && o.out[k].R != nil {
-			o.out[k].R.Close()
+			o.closer.Close(o.out[k].R)
 		}
 		o.taken[k] = true
 	}

@@ -264,7 +264,7 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	sf := a.files[a.first+k]
 	var items []textMatch
 	cost := 0
-	s.res = a.r.scanOpened(sc, a.guards, sf, a.opens.take(k), s.pos, s.budget, func(mt textscan.Match) bool {
+	s.res = a.r.scanOpened(sc, a.guards, sf, a.opens.take(k), a.opens.closer, s.pos, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself

@@ -179,6 +179,17 @@ func TestScanAheadSamePages(t *testing.T) {
 			defer func() { aheadDone = nil }()
 			aheadMaxWorkers = 2
 			got := followPages(t, r, args)
+			// Paging again leaves no descriptor open: every file opened
+			// ahead is closed, taken or not, even by a goroutine still
+			// scanning after its page ended.
+			aheadDone = nil
+			fds := openFDs(t)
+			followPages(t, r, args)
+			for deadline := time.Now().Add(5 * time.Second); openFDs(t) > fds; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d descriptors open after paging again, %d before", openFDs(t), fds)
+				}
+			}
 
 			if len(want) < 2 {
 				t.Fatalf("%d pages: the case should take several", len(want))
@@ -197,6 +208,16 @@ func TestScanAheadSamePages(t *testing.T) {
 			t.Logf("%d pages, %d outcomes taken, %d files scanned again", len(want), taken, again)
 		})
 	}
+}
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
 }
 
 // TestSearchProcs: with SetSearchProcs(2) in a process at GOMAXPROCS=1

@@ -196,12 +196,12 @@ func textMatchOf(path string, mt textscan.Match) textMatch {
 // scanned.
 func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
 	f, id, err := r.dir.OpenReader(sf.path)
-	return r.scanOpened(sc, guards, sf, confine.Opened{R: f, ID: id, Err: err}, pos, budget, emit)
+	return r.scanOpened(sc, guards, sf, confine.Opened{R: f, ID: id, Err: err}, nil, pos, budget, emit)
 }
 
 // scanOpened is scanFile with the file already opened (or not) as op
-// tells; it closes op's Reader.
-func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
+// tells; it closes op's Reader through closer (at once if nil).
+func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, closer *confine.Closer, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
 	f, id, err := op.R, op.ID, op.Err
 	if errors.Is(err, errPageEnded) {
 		return fileScan{err: err}
@@ -213,11 +213,11 @@ func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFil
 	}
 	if err != nil || id != sf.id {
 		if f != nil {
-			f.Close()
+			closer.Close(f)
 		}
 		return fileScan{err: errMoved}
 	}
-	defer f.Close()
+	defer closer.Close(f)
 	guard := guards.guard(f, sf.path)
 	defer guard.Close()
 	if pos.Offset == 0 {

@@ -287,3 +287,74 @@ func (p *ringPool) close() {
 	}
 	p.free = nil
 }
+
+// A Closer closes Readers a batch at a time: Close queues a Reader, and
+// each BatchSize queued are closed by one io_uring submission (one by one
+// where there is no ring); End closes the rest, and any Reader given after
+// is closed at once. Safe for concurrent use. A nil Closer closes each
+// Reader at once.
+type Closer struct {
+	r     *Root
+	mu    sync.Mutex
+	fds   []int
+	ended bool
+}
+
+// NewCloser returns an empty Closer; End it when done.
+func (r *Root) NewCloser() *Closer { return &Closer{r: r} }
+
+// Close closes f, now or with the next batch; f must not be used after.
+func (c *Closer) Close(f *Reader) {
+	if c == nil {
+		f.Close()
+		return
+	}
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		f.Close()
+		return
+	}
+	c.fds = append(c.fds, f.fd)
+	var full []int
+	if len(c.fds) >= BatchSize {
+		full, c.fds = c.fds, nil
+	}
+	c.mu.Unlock()
+	c.r.closeFDs(full)
+}
+
+// End closes every Reader queued; Close then closes at once.
+func (c *Closer) End() {
+	c.mu.Lock()
+	fds := c.fds
+	c.fds, c.ended = nil, true
+	c.mu.Unlock()
+	c.r.closeFDs(fds)
+}
+
+// closeFDs closes fds (at most BatchSize) in one submission.
+func (r *Root) closeFDs(fds []int) {
+	if len(fds) == 0 {
+		return
+	}
+	ring := r.rings.get()
+	if ring == nil {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return
+	}
+	ops := make([]uring.Op, len(fds))
+	for i, fd := range fds {
+		ops[i] = uring.Close(fd)
+	}
+	if ring.Run(ops) != nil {
+		// Which closes ran is not known, and closing a number again
+		// could close a file another goroutine has opened since: the
+		// rest leak (a ring fails only on a kernel fault).
+		r.rings.broken(ring)
+		return
+	}
+	r.rings.put(ring)
+}
