@@ -86,6 +86,9 @@ type fileScan struct {
 	done, stopped bool
 	err           error
 	items         []textMatch // a file scanned ahead: its matches
+	// pending is the guard of a file scanned ahead, settled after the
+	// read; the page checks it when it takes the outcome.
+	pending *confine.Guard
 }
 
 // pageGuards is a page's ScanGuard, safe for the goroutines of one page.
@@ -264,7 +267,7 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	sf := a.files[a.first+k]
 	var items []textMatch
 	cost := 0
-	s.res = a.r.scanOpened(sc, a.guards, sf, a.opens.take(k), a.opens.closer, s.pos, s.budget, func(mt textscan.Match) bool {
+	s.res = a.r.scanOpened(sc, a.guards, sf, a.opens.take(k), a.opens, s.pos, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself

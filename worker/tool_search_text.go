@@ -123,6 +123,9 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 		var res *fileScan
 		if ahead.has(pos.File) {
 			res = ahead.take(sc, pos.File)
+			if res.pending.Check() {
+				res = &fileScan{err: errChangedWhileReading}
+			}
 			if res.err == nil && (!ahead.fits(pos.File, budget) || res.stopped || !fitsAll(fit, s.limit, res.items)) {
 				// Scanned with another budget than the page has left,
 				// or its matches do not all fit: scan it again here,
@@ -200,8 +203,15 @@ func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile,
 }
 
 // scanOpened is scanFile with the file already opened (or not) as op
-// tells; it closes op's Reader through closer (at once if nil).
-func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, closer *confine.Closer, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
+// tells. ahead is nil, or the opens of the page that scans this file
+// ahead: the file is then closed through its closer, and a guard the page
+// shares is only settled here, its check left in the outcome (pending)
+// for the page to make when it takes it.
+func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, ahead *pageOpens, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
+	var closer *confine.Closer
+	if ahead != nil {
+		closer = ahead.closer
+	}
 	f, id, err := op.R, op.ID, op.Err
 	if errors.Is(err, errPageEnded) {
 		return fileScan{err: err}
@@ -236,13 +246,17 @@ func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFil
 	if err != nil {
 		return fileScan{err: readFailure(f, id, sf.path)}
 	}
-	if guard.Changed() {
+	var pending *confine.Guard
+	if ahead != nil && guard.Shared() {
+		guard.Settle()
+		pending = guard
+	} else if guard.Changed() {
 		return fileScan{err: errChangedWhileReading}
 	}
 	if err := changedSince(f, id); err != nil {
 		return fileScan{err: err}
 	}
-	return fileScan{next: next, scanned: scanned, done: done, stopped: stopped}
+	return fileScan{next: next, scanned: scanned, done: done, stopped: stopped, pending: pending}
 }
 
 // readFailure is the error for a failed read of the open file f: a file

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -45,6 +46,10 @@ type Guard struct {
 	name string // the file's name in w's directory; "" when w is the file's
 	seen uint64
 	own  bool // Close gives w back (a ScanGuard's directory watches are its own)
+	// settled: Settle has waited out writes in progress; drains is
+	// guards.drains then.
+	settled bool
+	drains  uint64
 }
 
 // guards is a Root's inotify instance for Guards, shared by all its reads.
@@ -65,7 +70,10 @@ type guards struct {
 	idleFor time.Duration // the idle list is emptied this long after its last use
 	used    time.Time
 	timer   *time.Timer // runs while the idle list is not empty
-	buf     [4096]byte
+	// drains counts the drains begun: one begun after a Guard settled
+	// has read every event of writes it waited out.
+	drains atomic.Uint64
+	buf    [4096]byte
 }
 
 // keepIdle is the most unused watches a Root keeps. Each is one of the
@@ -242,19 +250,49 @@ func (gd *Guard) count() uint64 {
 
 // Changed reports whether the file was written since the Guard was set
 // (or whether that can no longer be told). A nil Guard reports false.
+// It is Settle, then Check.
 func (gd *Guard) Changed() bool {
+	gd.Settle()
+	return gd.Check()
+}
+
+// Settle waits for a write to the file in progress to end (see Guard);
+// call it once the read is done. Check then tells whether one overlapped
+// the read.
+func (gd *Guard) Settle() {
+	if gd == nil {
+		return
+	}
+	// The answer does not matter, nor does the file offset (reads use
+	// pread).
+	unix.Seek(gd.fd, 0, unix.SEEK_DATA)
+	gd.drains, gd.settled = gd.g.drains.Load(), true
+}
+
+// Check reports whether the file was written between the Guard's setting
+// and its Settle (or later: a write after it may count too), reading the
+// queued events only if no drain has begun since Settle: the Guards of a
+// search page, checked in file order, then share one read of the queue.
+func (gd *Guard) Check() bool {
 	if gd == nil {
 		return false
 	}
-	// Wait for a write in progress (see Guard); the answer does not
-	// matter, nor does the file offset (reads use pread).
-	unix.Seek(gd.fd, 0, unix.SEEK_DATA)
+	if !gd.settled {
+		gd.Settle()
+	}
 	g := gd.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.drain()
+	if g.drains.Load() == gd.drains {
+		g.drain()
+	}
 	return gd.w.lost || gd.count() != gd.seen
 }
+
+// Shared reports whether the Guard's watch is a directory's its ScanGuard
+// holds for the page (Close then gives nothing back): its Check may wait
+// until the page takes the file's outcome.
+func (gd *Guard) Shared() bool { return gd != nil && !gd.own }
 
 // Close removes the Guard's watch once no other read shares it.
 func (gd *Guard) Close() {
@@ -273,6 +311,7 @@ func (gd *Guard) Close() {
 // drain reads every queued event, counting modifications per watch.
 // g.mu is held.
 func (g *guards) drain() {
+	g.drains.Add(1)
 	for {
 		n, err := unix.Read(g.fd, g.buf[:])
 		if err == unix.EINTR {
