@@ -17,7 +17,7 @@ import (
 // any name, and nothing else: not a write before, not a sibling's.
 func TestGuard(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"d/f.txt", "d/sibling.txt", "d/linked.txt"} {
+	for _, p := range []string{"d/f.txt", "d/sibling.txt", "d/linked.txt", "d/g2.txt"} {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestGuard(t *testing.T) {
 		{"sibling written", "d/f.txt", "", "d/sibling.txt", false},
 		{"written through another link", "d/linked.txt", "", "e/other-name.txt", true},
 	} {
-		for _, kind := range []string{"file", "scan"} {
+		for _, kind := range []string{"file", "scan", "shared"} {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {
 				if tc.before != "" {
 					write(tc.before)
@@ -68,10 +68,11 @@ func TestGuard(t *testing.T) {
 				}
 				defer f.Close()
 				var g *Guard
+				var sg *ScanGuard
 				if kind == "file" {
 					g = r.GuardReader(f)
 				} else {
-					sg := r.NewScanGuard()
+					sg = r.NewScanGuard()
 					defer sg.Close()
 					// Another file of the directory first, as a page does.
 					if other, _, err := r.OpenReader("d/sibling.txt"); err == nil {
@@ -87,8 +88,36 @@ func TestGuard(t *testing.T) {
 				if tc.during != "" {
 					write(tc.during)
 				}
-				if got := g.Changed(); got != tc.want {
-					t.Errorf("Changed() = %v, want %v", got, tc.want)
+				if kind != "shared" {
+					if got := g.Changed(); got != tc.want {
+						t.Errorf("Changed() = %v, want %v", got, tc.want)
+					}
+					return
+				}
+				// As a page checks the files it scanned ahead: g settles,
+				// then another file's guard settles and is checked first,
+				// reading the queue; g's check then reads nothing more and
+				// tells the same.
+				g.Settle()
+				other, _, err := r.OpenReader("d/g2.txt")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer other.Close()
+				g2 := sg.Guard(other, "d/g2.txt")
+				g2.Settle()
+				if g2.Check() {
+					t.Error("the other file's guard reports a change")
+				}
+				drains := r.guards.drains.Load()
+				if drains <= g.drains {
+					t.Error("the other guard's check began no read of the queue")
+				}
+				if got := g.Check(); got != tc.want {
+					t.Errorf("Check() after another guard's = %v, want %v", got, tc.want)
+				}
+				if g.Shared() && r.guards.drains.Load() != drains {
+					t.Error("Check read the queue again after a drain begun since Settle")
 				}
 			})
 		}
