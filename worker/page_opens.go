@@ -9,8 +9,8 @@ import (
 
 // pageOpens opens the files a page scans ahead in groups of
 // confine.BatchSize, one confine.OpenReaders batch a group, the first time
-// a file of the group is wanted: a few system calls for the group instead
-// of four a file. Each file's Reader goes to the one goroutine that takes
+// a file of the group is wanted, or the first file of the group before is
+// taken: a few system calls for the group instead of four a file. Each file's Reader goes to the one goroutine that takes
 // it; those no one took when the page ends are closed by close, or by the
 // goroutine still opening their group then.
 type pageOpens struct {
@@ -46,6 +46,11 @@ func newPageOpens(r *Root, files []scopedFile) *pageOpens {
 func (o *pageOpens) take(k int) confine.Opened {
 	g := k / confine.BatchSize
 	o.groups[g].Do(func() { o.open(g) })
+	if k%confine.BatchSize == 0 && g+1 < len(o.groups) {
+		// Whoever starts a group opens the next while the other
+		// goroutines scan this one, so that none waits on its open.
+		o.groups[g+1].Do(func() { o.open(g + 1) })
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.stopped || o.taken[k] {
