@@ -149,7 +149,7 @@ func (r *Root) scopeInventory(ctx context.Context, s *search) (*inventory, error
 	if c.watchScope(r, s) {
 		s.w.watch = c.set
 	}
-	files, err := r.walkScope(ctx, s)
+	files, err := r.walkScope(s)
 	if err != nil {
 		return nil, err
 	}
@@ -205,37 +205,14 @@ func (c *inventories) watchScope(r *Root, s *search) bool {
 }
 
 // walkScope inventories s's scope: every served file in path order with its
-// identity. With s.w.watch set, each directory is watched before it is read
-// (eachFile), so a later create, delete, rename, write, truncation or
-// attribute change of an entry through that directory is reported by the
-// directory's watch. A file with more than one link is also watched on its
-// own, before it is stat'ed again: a write through a link in a directory
+// identity, on two goroutines where the scope is big (walk_split.go). With
+// s.w.watch set, each directory is watched before it is read (eachFile),
+// so a later create, delete, rename, write, truncation or attribute change
+// of an entry through that directory is reported by the directory's watch.
+// A file with more than one link is also watched on its own, before it is
+// stat'ed again (inventoryFile): a write through a link in a directory
 // outside the scope reports to that directory, not to this one. A watch
 // that cannot be added clears s.w.watch and the walk goes on unwatched.
-func (r *Root) walkScope(ctx context.Context, s *search) ([]scopedFile, error) {
-	var files []scopedFile
-	err := s.w.eachFile(s.d, s.dir, func(d *confine.Dir, path, name string, st *confine.Identity) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for watched := false; ; watched = true {
-			if st == nil {
-				id, err := d.Stat(name)
-				if err != nil && !gone(err) {
-					return errDirUnreadable
-				}
-				if err != nil || id.Kind() != confine.KindFile {
-					return nil
-				}
-				st = &id
-			}
-			if watched || st.Nlink == 1 || !s.w.watchEntry(d, name) {
-				break
-			}
-			st = nil // stat'ed before its own watch: stat again
-		}
-		files = append(files, scopedFile{path, *st})
-		return nil
-	})
-	return files, err
+func (r *Root) walkScope(s *search) ([]scopedFile, error) {
+	return s.w.inventory(s.d, s.dir, walkSplit{after: splitAfter})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -16,20 +18,38 @@ import (
 
 // walk is one traversal of the root, with its ceilings.
 type walk struct {
-	r                    *Root
-	ctx                  context.Context
-	files, dirs, entries int64
+	r   *Root
+	ctx context.Context
+	// n counts what the ceilings bound; the goroutines of a split walk
+	// (walk_split.go) share it.
+	n *walkCounts
 	// visited counts the entries the walk has gone through, for its
 	// cancellation checks (one every cancelEvery).
 	visited int64
 	// watch, when set, gets every directory the walk reads and every file
 	// entry it hands out, each before it is read (see inventories).
 	watch *watch.Set
+	// shared, when set, holds the watch set instead of watch: the one the
+	// goroutines of a split walk add to in turn.
+	shared *sharedWatch
+}
+
+// walkCounts are a walk's totals that the ceilings bound.
+type walkCounts struct{ files, dirs, entries atomic.Int64 }
+
+// sharedWatch is the watch set of a split walk, which its goroutines add to
+// one at a time (a watch.Set is not safe for concurrent use). A refused
+// watch clears set for all of them.
+type sharedWatch struct {
+	mu  sync.Mutex
+	set *watch.Set
 }
 
 // newWalk starts a traversal that ends with ctx's error once ctx is done:
 // it looks before reading each directory and every cancelEvery entries.
-func (r *Root) newWalk(ctx context.Context) *walk { return &walk{r: r, ctx: ctx} }
+func (r *Root) newWalk(ctx context.Context) *walk {
+	return &walk{r: r, ctx: ctx, n: &walkCounts{}}
+}
 
 // cancelEvery is how many entries a walk goes through between two looks at
 // its context.
@@ -92,8 +112,7 @@ func (w *walk) readDirUnsorted(d *confine.Dir, dir string) ([]entry, error) {
 	case err != nil:
 		return nil, errDirUnreadable
 	}
-	w.entries += int64(len(es))
-	if w.entries > w.r.lim.MaxEntries {
+	if w.n.entries.Add(int64(len(es))) > w.r.lim.MaxEntries {
 		return nil, toolErrorf("directory entry limit exceeded")
 	}
 	out := make([]entry, 0, len(es))
@@ -155,7 +174,7 @@ func (w *walk) charge(path string) error {
 	if depth := int64(strings.Count(path, "/") + 1); depth > w.r.lim.MaxDepth {
 		return toolErrorf("directory depth limit exceeded")
 	}
-	if w.dirs++; w.dirs > w.r.lim.MaxDirectories {
+	if w.n.dirs.Add(1) > w.r.lim.MaxDirectories {
 		return toolErrorf("directory limit exceeded")
 	}
 	return nil
@@ -179,8 +198,7 @@ func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Ide
 		}
 		st = &id
 	}
-	w.files++
-	if w.files > w.r.lim.MaxFiles {
+	if w.n.files.Add(1) > w.r.lim.MaxFiles {
 		return false, nil, toolErrorf("file limit exceeded")
 	}
 	return true, st, nil
@@ -189,9 +207,7 @@ func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Ide
 // eachFile calls fn for every served file below dir (open as d), in path
 // order, with the file's identity when the walk has already read it.
 func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string, id *confine.Identity) error) error {
-	if w.watch != nil && d.Watch(w.watch) != nil {
-		w.watch = nil
-	}
+	w.watchWith(d.Watch)
 	es, err := w.readDir(d, dir)
 	if err != nil {
 		return err
@@ -235,11 +251,24 @@ func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path
 // watchEntry adds d's entry name to the walk's watch set, if it has one,
 // and reports whether it did; a watch that cannot be added ends watching.
 func (w *walk) watchEntry(d *confine.Dir, name string) bool {
-	if w.watch == nil {
+	return w.watchWith(func(s *watch.Set) error { return d.WatchEntry(s, name) })
+}
+
+// watchWith adds a watch to the walk's watch set with add, if the walk has
+// a set, and reports whether it did; a watch that cannot be added ends
+// watching, for every goroutine of a split walk.
+func (w *walk) watchWith(add func(*watch.Set) error) bool {
+	set := &w.watch
+	if w.shared != nil {
+		w.shared.mu.Lock()
+		defer w.shared.mu.Unlock()
+		set = &w.shared.set
+	}
+	if *set == nil {
 		return false
 	}
-	if d.WatchEntry(w.watch, name) != nil {
-		w.watch = nil
+	if add(*set) != nil {
+		*set = nil
 		return false
 	}
 	return true
