@@ -356,3 +356,75 @@ func TestSplitWalkCancelled(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// BenchmarkSplitWalk: the cold inventory of a whole tree of 100,000 empty
+// files shaped like e2e's BenchmarkSearchTextScaling (tNNN/mN/lN, 40 files
+// a leaf), each directory watched as a kept inventory's are, split as
+// walkScope splits it and sequentially (eachFile) in turn in one loop:
+//
+//	ns/op       a split walk and a sequential one
+//	split-ns    the split walk
+//	seq-ns      the sequential walk
+//	x-seq       split-ns divided by seq-ns
+//
+// The page cache holds the tree (it is walked once before timing).
+func BenchmarkSplitWalk(b *testing.B) {
+	const files = 100000
+	dir := b.TempDir()
+	for i := range files {
+		leaf := i / 40
+		p := filepath.Join(dir, fmt.Sprintf("t%03d/m%d/l%d/f%06d.go", leaf/50, leaf/10%5, leaf%10, i))
+		if i%40 == 0 {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lim := DefaultLimits
+	lim.MaxFiles, lim.MaxDirectories = 1<<20, 1<<20
+	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	once := func(split bool) time.Duration {
+		start := time.Now()
+		w := r.newWalk(context.Background())
+		sc, err := w.openScope("", false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		set := watch.New(maxWatches)
+		w.watch = set
+		var got []scopedFile
+		if split {
+			got, err = w.inventory(sc.d, sc.dir, walkSplit{after: splitAfter})
+		} else {
+			err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&got))
+		}
+		sc.close()
+		set.Close()
+		if err != nil || len(got) != files || w.watch == nil {
+			b.Fatalf("%d files, %v, watching %v", len(got), err, w.watch != nil)
+		}
+		return time.Since(start)
+	}
+	once(false)
+	var split, seq time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			split += once(true)
+			seq += once(false)
+		} else {
+			seq += once(false)
+			split += once(true)
+		}
+	}
+	b.ReportMetric(float64(split.Nanoseconds())/float64(b.N), "split-ns")
+	b.ReportMetric(float64(seq.Nanoseconds())/float64(b.N), "seq-ns")
+	b.ReportMetric(float64(split)/float64(seq), "x-seq")
+}
