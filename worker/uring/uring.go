@@ -36,8 +36,18 @@ const (
 // a descriptor or byte count, or -errno.
 type Op struct {
 	sqe sqe
+	tag int
 	Res int32
 }
+
+// Tag returns op carrying t, for the caller to tell its Ops apart.
+func (op Op) Tag(t int) Op {
+	op.tag = t
+	return op
+}
+
+// Tagged is the t of Tag (0 if none).
+func (op Op) Tagged() int { return op.tag }
 
 // sqe is struct io_uring_sqe (64 bytes).
 type sqe struct {
