@@ -85,7 +85,7 @@ func (r *Root) listDirectory(ctx context.Context, a listArgs) (*pageResult, erro
 					continue
 				}
 				item.Kind = "directory"
-			} else if ok, _, err := w.fileServed(sc.d, path, e.name); err != nil {
+			} else if ok, _, err := w.fileServed(sc.d, path, e.name, nil); err != nil {
 				return nil, err
 			} else if !ok {
 				continue
@@ -200,7 +200,7 @@ func (r *Root) searchFiles(ctx context.Context, a searchArgs) (*pageResult, erro
 	defer s.close()
 	var all []pageItem
 	if s.d != nil {
-		err = s.w.eachFile(s.d, s.dir, func(_ *confine.Dir, path, _ string, _ *confine.Identity) error {
+		err = s.w.eachFile(s.d, s.dir, func(_ *confine.Dir, path, _ string, _ *confine.Stated) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

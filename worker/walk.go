@@ -32,6 +32,9 @@ type walk struct {
 	// shared, when set, holds the watch set instead of watch: the one the
 	// goroutines of a split walk add to in turn.
 	shared *sharedWatch
+	// stats: the walk wants every served file's identity (an inventory),
+	// so it stats each directory's files together (prestat).
+	stats bool
 }
 
 // walkCounts are a walk's totals that the ceilings bound.
@@ -181,22 +184,25 @@ func (w *walk) charge(path string) error {
 }
 
 // fileServed decides whether the file entry at path is served: the
-// selector (by name only, before any stat) and then the size cap. The
-// identity is returned when the size cap made it stat the entry.
-func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Identity, error) {
+// selector (by name only, before any stat) and then the size cap. pre is
+// the entry's stat if the walk made it ahead (prestat), else nil; the
+// stat is returned when there is one, made by the size cap or ahead.
+func (w *walk) fileServed(d *confine.Dir, path, name string, pre *confine.Stated) (bool, *confine.Stated, error) {
 	if !w.r.sel.FileSelected(path) {
 		return false, nil, nil
 	}
-	var st *confine.Identity
+	st := pre
 	if w.r.lim.MaxFileBytes > 0 {
-		id, err := d.Stat(name)
-		if err != nil && !gone(err) {
+		if st == nil {
+			id, err := d.Stat(name)
+			st = &confine.Stated{ID: id, Err: err}
+		}
+		if st.Err != nil && !gone(st.Err) {
 			return false, nil, errDirUnreadable
 		}
-		if err != nil || id.Kind() != confine.KindFile || id.Size > w.r.lim.MaxFileBytes {
+		if st.Err != nil || st.ID.Kind() != confine.KindFile || st.ID.Size > w.r.lim.MaxFileBytes {
 			return false, nil, nil
 		}
-		st = &id
 	}
 	if w.n.files.Add(1) > w.r.lim.MaxFiles {
 		return false, nil, toolErrorf("file limit exceeded")
@@ -204,15 +210,52 @@ func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Ide
 	return true, st, nil
 }
 
+// prestat stats, when the walk wants every served file's identity
+// (w.stats), the files of es the selector serves, all at once
+// (confine.StatNames), and returns their stats aligned with es; nil
+// otherwise.
+func (w *walk) prestat(d *confine.Dir, dir string, es []entry) []confine.Stated {
+	if !w.stats {
+		return nil
+	}
+	var names []string
+	var at []int
+	for i, e := range es {
+		if e.kind == confine.KindFile && w.r.sel.FileSelected(relpath.Join(dir, e.name)) {
+			names = append(names, e.name)
+			at = append(at, i)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	got := make([]confine.Stated, len(names))
+	w.r.dir.StatNames(d, names, got)
+	out := make([]confine.Stated, len(es))
+	for k, i := range at {
+		out[i] = got[k]
+	}
+	return out
+}
+
+// preOf is entry i's stat in pres (prestat's), or nil.
+func preOf(pres []confine.Stated, i int) *confine.Stated {
+	if pres == nil {
+		return nil
+	}
+	return &pres[i]
+}
+
 // eachFile calls fn for every served file below dir (open as d), in path
-// order, with the file's identity when the walk has already read it.
-func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string, id *confine.Identity) error) error {
+// order, with the file's stat when the walk has already made it.
+func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string, st *confine.Stated) error) error {
 	w.watchWith(d.Watch)
 	es, err := w.readDir(d, dir)
 	if err != nil {
 		return err
 	}
-	for _, e := range es {
+	pres := w.prestat(d, dir, es)
+	for i, e := range es {
 		if err := w.visit(); err != nil {
 			return err
 		}
@@ -235,12 +278,12 @@ func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path
 			}
 			continue
 		}
-		ok, id, err := w.fileServed(d, path, e.name)
+		ok, st, err := w.fileServed(d, path, e.name, preOf(pres, i))
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := fn(d, path, e.name, id); err != nil {
+			if err := fn(d, path, e.name, st); err != nil {
 				return err
 			}
 		}
@@ -290,7 +333,7 @@ func (w *walk) holdsServedFile(d *confine.Dir, dir string) (bool, error) {
 		if err := w.visit(); err != nil {
 			return false, err
 		}
-		ok, _, err := w.fileServed(d, relpath.Join(dir, e.name), e.name)
+		ok, _, err := w.fileServed(d, relpath.Join(dir, e.name), e.name, nil)
 		if ok || err != nil {
 			return ok, err
 		}

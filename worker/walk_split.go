@@ -73,14 +73,21 @@ type walkJob struct {
 // inventoryFile returns the fn of eachFile that appends to files the
 // served files w finds, each with its identity: a file with more than one
 // link is watched, then stat'ed again (see walkScope).
-func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, name string, st *confine.Identity) error {
-	return func(d *confine.Dir, path, name string, st *confine.Identity) error {
+func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, name string, pre *confine.Stated) error {
+	return func(d *confine.Dir, path, name string, pre *confine.Stated) error {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
+		var st *confine.Identity
 		for watched := false; ; watched = true {
 			if st == nil {
-				id, err := d.Stat(name)
+				var id confine.Identity
+				var err error
+				if pre != nil {
+					id, err, pre = pre.ID, pre.Err, nil // stat'ed ahead (prestat)
+				} else {
+					id, err = d.Stat(name)
+				}
 				if err != nil && !gone(err) {
 					return errDirUnreadable
 				}
@@ -103,6 +110,7 @@ func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, nam
 // path order, with its identity: a split walk, or after any failure of
 // one, a sequential walk from the counts it started with.
 func (w *walk) inventory(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, error) {
+	w.stats = true
 	files0, dirs0, entries0 := w.n.files.Load(), w.n.dirs.Load(), w.n.entries.Load()
 	files, _, err := w.split(d, dir, sp)
 	if err == nil {
@@ -130,7 +138,7 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 			o.Close()
 		}
 	}()
-	first := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared}
+	first := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared, stats: w.stats}
 	jobs, err := first.expand(d, dir, &opened)
 	if err != nil {
 		return nil, false, err
@@ -151,7 +159,7 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 			return
 		}
 		started = true
-		second := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared}
+		second := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared, stats: w.stats}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -280,17 +288,18 @@ func (w *walk) runJob(j walkJob, files *[]scopedFile) error {
 		defer sub.Close()
 		return w.eachFile(sub, path, fn)
 	}
-	for _, e := range j.es {
+	pres := w.prestat(j.d, j.dir, j.es)
+	for i, e := range j.es {
 		if err := w.visit(); err != nil {
 			return err
 		}
 		path := relpath.Join(j.dir, e.name)
-		ok, id, err := w.fileServed(j.d, path, e.name)
+		ok, st, err := w.fileServed(j.d, path, e.name, preOf(pres, i))
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := fn(j.d, path, e.name, id); err != nil {
+			if err := fn(j.d, path, e.name, st); err != nil {
 				return err
 			}
 		}

@@ -114,8 +114,9 @@ type splitResult struct {
 }
 
 // walkOnce opens scope in r and inventories it, split (forced onto two
-// goroutines from the first job on) or sequentially (eachFile), with a
-// watch set of budget watches.
+// goroutines from the first job on) with each directory's files stat'ed
+// together as inventory has it (prestat), or sequentially (eachFile) with
+// one stat a file, with a watch set of budget watches.
 func walkOnce(t *testing.T, r *Root, scope string, split bool, budget int) splitResult {
 	t.Helper()
 	w := r.newWalk(context.Background())
@@ -132,6 +133,7 @@ func walkOnce(t *testing.T, r *Root, scope string, split bool, budget int) split
 	w.watch = set
 	var res splitResult
 	if split {
+		w.stats = true
 		res.files, res.started, res.err = w.split(sc.d, sc.dir, walkSplit{force: true})
 	} else {
 		res.err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&res.files))
