@@ -241,3 +241,42 @@ func BenchmarkStatNames(b *testing.B) {
 		})
 	}
 }
+
+// TestBatchesWithoutRing: where io_uring cannot be set up (a seccomp
+// policy, kernel.io_uring_disabled), OpenReaders, StatNames and a Closer
+// make their calls one by one and answer as OpenReader and Stat do.
+func TestBatchesWithoutRing(t *testing.T) {
+	root, outside := fixture(t)
+	r, err := Open(root)
+	must(t, err)
+	defer r.Close()
+	r.rings.mu.Lock()
+	r.rings.off = true // as after uring.New failed
+	r.rings.mu.Unlock()
+	rels := []string{"f.txt", "d/g.txt", "fifo", "nope", "link-f"}
+	out := make([]Opened, len(rels))
+	r.OpenReaders(rels, out)
+	c := r.NewCloser()
+	for i, rel := range rels {
+		sameAsOpenReader(t, r, rel, Opened{ID: out[i].ID, Err: out[i].Err, R: out[i].R}, root, outside)
+	}
+	d, err := r.OpenDir("d")
+	must(t, err)
+	defer d.Close()
+	names := []string{"g.txt", "e", "link-e", "nope"}
+	st := make([]Stated, len(names))
+	r.StatNames(d, names, st)
+	for i, name := range names {
+		want, wantErr := d.Stat(name)
+		if !sameErr(st[i].Err, wantErr) || st[i].ID != want {
+			t.Fatalf("%q: StatNames %+v, %v; Stat %+v, %v", name, st[i].ID, st[i].Err, want, wantErr)
+		}
+	}
+	f, _, err := r.OpenReader("f.txt")
+	must(t, err)
+	c.Close(f)
+	c.End()
+	if _, err := unix.FcntlInt(uintptr(f.fd), unix.F_GETFD, 0); err != unix.EBADF {
+		t.Fatalf("a Reader given to an ended Closer is still open (%v)", err)
+	}
+}
