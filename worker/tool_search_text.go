@@ -231,7 +231,7 @@ func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFil
 	guard := guards.guard(f, sf.path)
 	defer guard.Close()
 	if pos.Offset == 0 {
-		bin, err := sc.IsBinary(f, id.Size)
+		bin, err := sc.IsBinary(f, id.Size, budget)
 		if err != nil {
 			return fileScan{err: readFailure(f, id, sf.path)}
 		}

@@ -47,16 +47,25 @@ func LooksBinary(head []byte) bool {
 	}
 }
 
-// IsBinary reads the opening min(size, HeadBytes) bytes of r and applies
-// LooksBinary to them.
+// IsBinary reads the opening bytes of r and applies LooksBinary to the
+// first min(size, HeadBytes) of them.
 //
-// The bytes read stay in the Scanner for a Scan of the same r from offset
-// 0 that follows at once, so a text file's head is read once, not twice.
-func (s *Scanner) IsBinary(r io.ReaderAt, size int64) (bool, error) {
+// It reads at once what a Scan of r from offset 0 with budget would read
+// first (its first round, up to headReadMax bytes), and those bytes stay in
+// the Scanner for such a Scan that follows at once: a text file's opening
+// is read once, and a file that fits in that read is read by one ReadAt in
+// all. Bytes read here count against no budget; only what Scan scans does.
+func (s *Scanner) IsBinary(r io.ReaderAt, size, budget int64) (bool, error) {
 	s.buf, s.off, s.head = s.buf[:0], 0, nil
-	if err := s.fill(r, 0, int(min(size, HeadBytes))); err != nil {
+	n := min(size, max(HeadBytes, min(budget, int64(s.chunk+s.m.maxLen-1), headReadMax)))
+	if err := s.fill(r, 0, int(n)); err != nil {
 		return false, err
 	}
 	s.head = r
 	return LooksBinary(s.buf), nil
 }
+
+// headReadMax bounds IsBinary's read: a text file is read whole by it up to
+// this size, and a binary file larger than HeadBytes costs this much
+// copying instead of HeadBytes (ripgrep reads 64 KiB of each).
+const headReadMax = 128 << 10

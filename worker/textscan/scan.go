@@ -224,7 +224,9 @@ func (s *Scanner) region(r io.ReaderAt, size int64, data []byte, base int64, p, 
 		if m > p {
 			s.countLines(data[p:m], base+int64(p), st)
 		}
-		text, ok, err := s.evidence(r, size, data, base, st.ls)
+		// s.buf holds data and may hold more past it (the rest of the
+		// head IsBinary read): the evidence comes from there when it can.
+		text, ok, err := s.evidence(r, size, s.buf, base, st.ls)
 		if err != nil {
 			return 0, false, err
 		}

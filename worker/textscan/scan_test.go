@@ -292,7 +292,7 @@ func TestLooksBinary(t *testing.T) {
 	}
 	s := newTestScanner(t, []string{"x"}, false, 0)
 	text := []byte("a\x00\xff\n")
-	if bin, err := s.IsBinary(bytes.NewReader(text), int64(len(text))); err != nil || !bin {
+	if bin, err := s.IsBinary(bytes.NewReader(text), int64(len(text)), 1<<20); err != nil || !bin {
 		t.Errorf("IsBinary = %v, %v", bin, err)
 	}
 }
