@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,19 +172,89 @@ func benchSearchText(b *testing.B, srv benchServer, t *benchTreeInfo, lim fswork
 			}
 		}
 	}
+	// CPU time, which other load on the machine disturbs less than wall
+	// time: the worker's (all its threads), and rg's (its rusage).
+	pid := 0
+	if srv.refs {
+		pid = benchChildPID(b, workerBin)
+	}
+	var workerCPU, rgCPU, rgJ1CPU time.Duration
 	b.SetBytes(t.bytes)
 	var c benchClock
 	b.ResetTimer()
 	for range b.N {
+		var before time.Duration
+		if pid != 0 {
+			before = procRunTime(b, pid)
+		}
 		c.measure(func() { search() })
+		if pid != 0 {
+			workerCPU += procRunTime(b, pid) - before
+		}
 		if rg != "" {
-			c.reference(b, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) })
-			c.reference(b, "rg-j1", func() { benchRipgrep(b, rg, benchNeedle, t.root, "-j1") })
+			c.reference(b, "rg", func() { rgCPU += benchChildrenCPU(func() { benchRipgrep(b, rg, benchNeedle, t.root) }) })
+			c.reference(b, "rg-j1", func() { rgJ1CPU += benchChildrenCPU(func() { benchRipgrep(b, rg, benchNeedle, t.root, "-j1") }) })
 		}
 	}
 	c.report(b)
 	c.perOp(b, pages, "ns/page")
 	b.ReportMetric(float64(pages), "pages")
+	if workerCPU > 0 && rgCPU > 0 {
+		b.ReportMetric(float64(workerCPU.Nanoseconds())/float64(b.N), "worker-cpu-ns/op")
+		b.ReportMetric(float64(workerCPU)/float64(rgCPU), "cpu-x-rg")
+		b.ReportMetric(float64(workerCPU)/float64(rgJ1CPU), "cpu-x-rg-j1")
+	}
+}
+
+// benchChildPID is the process id of the newest child of this process
+// running bin (a worker on stdio the benchmark started).
+func benchChildPID(b *testing.B, bin string) int {
+	b.Helper()
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	comm := filepath.Base(bin)
+	pid, newest := 0, int64(-1)
+	for _, p := range procs {
+		id, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + p.Name() + "/stat")
+		if err != nil {
+			continue // it ended
+		}
+		// pid (comm) state ppid ... starttime (the 22nd field)
+		open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		f := strings.Fields(string(stat[end+1:]))
+		if string(stat[open+1:end]) != comm || len(f) < 20 || f[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		if start, err := strconv.ParseInt(f[19], 10, 64); err == nil && start > newest {
+			pid, newest = id, start
+		}
+	}
+	if pid == 0 {
+		b.Fatalf("no child process %s of this process in /proc", comm)
+	}
+	return pid
+}
+
+// benchChildrenCPU runs fn and returns the CPU time (user and system) of
+// the child processes that ended and were waited for meanwhile.
+func benchChildrenCPU(fn func()) time.Duration {
+	var before, after syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
+	fn()
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
+	cpu := func(r *syscall.Rusage) time.Duration {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return cpu(&after) - cpu(&before)
 }
 
 // BenchmarkRead12MB: read a 12 MB file whole through read_text_file,
