@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -779,4 +780,63 @@ func TestSearchTextExactScanBudget(t *testing.T) {
 		t.Errorf("%d empty progress pages of %d, want at least %d: a page scanned past --max-scan-bytes", empty, pages, min)
 	}
 	t.Logf("%d pages, %d of them empty", pages, empty)
+}
+
+// TestSearchTextHeadRead: the binary check's read of a file's opening (the
+// first 8 KiB judged, up to 128 KiB read, the page's budget allowing) is
+// the start of the file's scan, not a read apart: files around those sizes,
+// terms across their boundaries, a NUL and an invalid byte on one line past
+// the first 8 KiB (text) and within them (binary, skipped), under the
+// smallest scan budget and the default one. Every match is found once, on
+// its line, and no page scans past --max-scan-bytes.
+func TestSearchTextHeadRead(t *testing.T) {
+	// size bytes of short lines, "needle" written at each of at.
+	text := func(size int, at ...int) string {
+		const line = "func scan(buf []byte) int { return 0 }\n"
+		b := []byte(strings.Repeat(line, size/len(line)+1)[:size])
+		for _, a := range at {
+			copy(b[a:], "needle")
+		}
+		return string(b)
+	}
+	const head, headRead, round = 8 << 10, 128 << 10, 256 << 10
+	files := map[string]string{
+		"a-head-1.txt":        text(head-1, head-7),
+		"b-head.txt":          text(head, head-6),
+		"c-head+100.txt":      text(head+100, head-3),
+		"d-read-1.txt":        text(headRead-1, 100, headRead-7),
+		"e-read.txt":          text(headRead, headRead-6),
+		"f-read+100.txt":      text(headRead+100, head+10, headRead-3),
+		"g-round+300.txt":     text(round+300, round-2, round+200),
+		"h-late-binary.txt":   text(3*head, 50, head+50) + "needle \x00\xff\n" + text(head, 0),
+		"i-binary.bin":        "\x00\xff\n" + text(3*head, 50, head-2),
+		"j-binary-large.bin":  "\x00\xff\n" + text(2*headRead, 50, headRead),
+		"k-binary-at-end.bin": text(head-3, 40) + "\x00\xff",
+	}
+	paths := slices.Sorted(maps.Keys(files))
+	var textPaths []string
+	for _, p := range paths {
+		if !strings.HasSuffix(p, ".bin") {
+			textPaths = append(textPaths, p)
+		}
+	}
+	want := expectHits(textPaths, files, []string{"needle"}, false)
+	if len(want) != 13 {
+		t.Fatalf("the tree holds %d matches in text files, want 13: %v", len(want), want)
+	}
+	root := tree(t, files)
+	for _, scan := range []int{16384, 4194304} {
+		cs := worker(t, root, "--include", "**", "--max-scan-bytes", strconv.Itoa(scan))
+		got, pages, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 48000)
+		sameHits(t, got, want)
+		// The text files' bytes, each page scanning at most scan of them
+		// (a binary file's bytes count against no budget).
+		var textBytes int
+		for _, p := range textPaths {
+			textBytes += len(files[p])
+		}
+		if least := (textBytes + scan - 1) / scan; pages < least {
+			t.Errorf("--max-scan-bytes %d: %d pages for %d bytes of text: a page scanned past its budget", scan, pages, textBytes)
+		}
+	}
 }
