@@ -2,7 +2,10 @@ package textscan
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -235,4 +238,71 @@ func benchPrefilter(b *testing.B, terms []string, fold bool, text []byte) {
 		}
 	}
 	b.ReportMetric(float64(ours)/float64(ref), "x-anchors")
+}
+
+// BenchmarkHeadRead: IsBinary, then a Scan, over 200 files of 25-175 KiB
+// on disk (the sizes of e2e's 206 MB benchmark), with IsBinary reading up
+// to headReadMax (a file that fits read by one pread) and, taking turns
+// in the same loop, only HeadBytes as it used to (then the Scan reads the
+// rest). x-8KiB-head is the first's time over the second's.
+func BenchmarkHeadRead(b *testing.B) {
+	text := benchCorpus()
+	dir := b.TempDir()
+	rng := rand.New(rand.NewSource(7))
+	type file struct {
+		f    *os.File
+		size int64
+	}
+	var files []file
+	var total int64
+	for i := range 200 {
+		size := 25<<10 + rng.Intn(150<<10)
+		off := rng.Intn(len(text) - size)
+		p := filepath.Join(dir, fmt.Sprintf("f%03d.go", i))
+		if err := os.WriteFile(p, text[off:off+size], 0o644); err != nil {
+			b.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		files = append(files, file{f, int64(size)})
+		total += int64(size)
+	}
+	m, err := NewMatcher([]string{"zqxjNeedle"}, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewScanner(m)
+	now := headReadMax
+	defer func() { headReadMax = now }()
+	scan := func(head int64) time.Duration {
+		headReadMax = head
+		start := time.Now()
+		for _, f := range files {
+			bin, err := s.IsBinary(f.f, f.size, 1<<40)
+			if err != nil || bin {
+				b.Fatal(err, bin)
+			}
+			if _, _, done, _, err := s.Scan(f.f, f.size, Position{}, 1<<40, func(Match) bool { return true }); err != nil || !done {
+				b.Fatal(err, done)
+			}
+		}
+		return time.Since(start)
+	}
+	var after, before time.Duration
+	b.SetBytes(2 * total) // each op reads and scans the files both ways
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			after += scan(now)
+			before += scan(HeadBytes)
+		} else {
+			before += scan(HeadBytes)
+			after += scan(now)
+		}
+	}
+	b.ReportMetric(float64(after.Nanoseconds())/float64(b.N*len(files)), "ns/file")
+	b.ReportMetric(float64(before.Nanoseconds())/float64(b.N*len(files)), "8KiB-head-ns/file")
+	b.ReportMetric(float64(after)/float64(before), "x-8KiB-head")
 }

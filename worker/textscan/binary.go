@@ -67,5 +67,6 @@ func (s *Scanner) IsBinary(r io.ReaderAt, size, budget int64) (bool, error) {
 
 // headReadMax bounds IsBinary's read: a text file is read whole by it up to
 // this size, and a binary file larger than HeadBytes costs this much
-// copying instead of HeadBytes (ripgrep reads 64 KiB of each).
-const headReadMax = 128 << 10
+// copying instead of HeadBytes (ripgrep reads 64 KiB of each). A variable
+// for BenchmarkHeadRead, which compares it with HeadBytes.
+var headReadMax int64 = 128 << 10

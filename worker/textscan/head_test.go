@@ -101,6 +101,7 @@ func headText(size int, at []int, raw map[int]string) []byte {
 // the head read is read by one ReadAt in all.
 func TestIsBinaryHeadReuse(t *testing.T) {
 	const H = HeadBytes
+	R := int(headReadMax)
 	first := readChunk + len("needle") - 1 // a Scan's first round
 	cases := []struct {
 		name string
@@ -119,10 +120,10 @@ func TestIsBinaryHeadReuse(t *testing.T) {
 		{"binary in the head's last bytes", headText(3*H, []int{H + 40}, map[int]string{H - 2: "\x00\xff"}), true},
 		{"binary bytes past the head", headText(3*H, []int{100, H + 100}, map[int]string{H + 2: "\x00\xff"}), false},
 		{"binary bytes across the head's end", headText(3*H, []int{H + 40}, map[int]string{H - 1: "\x00\xff"}), false},
-		{"head read max-1", headText(headReadMax-1, []int{headReadMax - 7, H - 2}, nil), false},
-		{"head read max", headText(headReadMax, []int{headReadMax - 6}, nil), false},
-		{"head read max+1", headText(headReadMax+1, []int{headReadMax - 3}, nil), false},
-		{"term across the head read's end", headText(2*headReadMax, []int{headReadMax - 2, 3 * H}, nil), false},
+		{"head read max-1", headText(R-1, []int{R - 7, H - 2}, nil), false},
+		{"head read max", headText(R, []int{R - 6}, nil), false},
+		{"head read max+1", headText(R+1, []int{R - 3}, nil), false},
+		{"term across the head read's end", headText(2*R, []int{R - 2, 3 * H}, nil), false},
 		{"first round", headText(first, []int{first - 6}, nil), false},
 		{"first round+1", headText(first+1, []int{readChunk - 2}, nil), false},
 		{"three rounds", headText(3*readChunk, []int{5, readChunk - 3, 2*readChunk - 1}, nil), false},
