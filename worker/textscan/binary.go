@@ -55,14 +55,21 @@ func LooksBinary(head []byte) bool {
 // the Scanner for such a Scan that follows at once: a text file's opening
 // is read once, and a file that fits in that read is read by one ReadAt in
 // all. Bytes read here count against no budget; only what Scan scans does.
+// Right after a binary file it reads HeadBytes only, as binary files tend to
+// come together (a directory of images) and of the larger read they need
+// only that.
 func (s *Scanner) IsBinary(r io.ReaderAt, size, budget int64) (bool, error) {
 	s.buf, s.off, s.head = s.buf[:0], 0, nil
-	n := min(size, max(HeadBytes, min(budget, int64(s.chunk+s.m.maxLen-1), headReadMax)))
+	n := min(size, HeadBytes)
+	if !s.lastBinary {
+		n = min(size, max(HeadBytes, min(budget, int64(s.chunk+s.m.maxLen-1), headReadMax)))
+	}
 	if err := s.fill(r, 0, int(n)); err != nil {
 		return false, err
 	}
 	s.head = r
-	return LooksBinary(s.buf), nil
+	s.lastBinary = LooksBinary(s.buf)
+	return s.lastBinary, nil
 }
 
 // headReadMax bounds IsBinary's read: a text file is read whole by it up to

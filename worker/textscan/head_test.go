@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -98,7 +99,8 @@ func headText(size int, at []int, raw map[int]string) []byte {
 // done and stopped, on every page after too), for files around the head's
 // and the head read's sizes, terms across those boundaries, binary bytes
 // past the head, and budgets ending inside the head. A file that fits in
-// the head read is read by one ReadAt in all.
+// the head read is read by one ReadAt in all. Right after a binary file
+// the head read is HeadBytes, and the results are the same.
 func TestIsBinaryHeadReuse(t *testing.T) {
 	const H = HeadBytes
 	R := int(headReadMax)
@@ -139,20 +141,32 @@ func TestIsBinaryHeadReuse(t *testing.T) {
 				if size/budget > 300 {
 					continue // pages enough from the larger budgets
 				}
-				for _, refuse := range []bool{false, true} {
-					name := fmt.Sprintf("%s/chunk=%d/budget=%d/refuse=%v", tc.name, chunk, budget, refuse)
+				for _, v := range []struct{ refuse, afterBinary bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+					refuse := v.refuse
+					name := fmt.Sprintf("%s/chunk=%d/budget=%d/refuse=%v/after-binary=%v", tc.name, chunk, budget, refuse, v.afterBinary)
 					t.Run(name, func(t *testing.T) {
 						fresh := &recordingReader{r: bytes.NewReader(tc.text)}
 						want, _, _ := scanPages(t, newTestScanner(t, []string{"needle"}, false, chunk), fresh, size, budget, false, refuse)
 						reused := &recordingReader{r: bytes.NewReader(tc.text)}
 						s := newTestScanner(t, []string{"needle"}, false, chunk)
+						if v.afterBinary {
+							// The Scanner has just judged another file binary.
+							bin := []byte("\x00\xff\n" + strings.Repeat("x", 2*H))
+							if b, err := s.IsBinary(bytes.NewReader(bin), int64(len(bin)), budget); err != nil || !b {
+								t.Fatalf("IsBinary of a binary file = %v, %v", b, err)
+							}
+						}
 						got, bin, firstReads := scanPages(t, s, reused, size, budget, true, refuse)
 						if bin != tc.bin {
 							t.Fatalf("IsBinary = %v, want %v", bin, tc.bin)
 						}
 						// IsBinary reads the head once: the Scan's first
-						// round, at least HeadBytes, at most headReadMax.
+						// round, at least HeadBytes, at most headReadMax;
+						// HeadBytes only right after a binary file.
 						head := min(size, max(H, min(budget, int64(s.chunk+s.m.maxLen-1), headReadMax)))
+						if v.afterBinary {
+							head = min(size, H)
+						}
 						if size > 0 && (len(reused.reads) == 0 || reused.reads[0] != [2]int64{0, head}) {
 							t.Fatalf("IsBinary's read: %v, want [0 %d]", reused.reads[:min(1, len(reused.reads))], head)
 						}
@@ -193,6 +207,33 @@ func TestIsBinaryHeadReuse(t *testing.T) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// TestIsBinaryReadSizes: IsBinary reads up to headReadMax of a file, but
+// only HeadBytes of the one after a file it found binary, and the full
+// read again after a text file.
+func TestIsBinaryReadSizes(t *testing.T) {
+	text := headText(3*HeadBytes, nil, nil)
+	bin := append([]byte("\x00\xff\n"), text[3:]...)
+	s := newTestScanner(t, []string{"needle"}, false, 0)
+	for i, f := range []struct {
+		body []byte
+		bin  bool
+		read int64
+	}{
+		{text, false, 3 * HeadBytes},
+		{bin, true, 3 * HeadBytes},
+		{bin, true, HeadBytes},
+		{text, false, HeadBytes},
+		{text, false, 3 * HeadBytes},
+		{bin, true, 3 * HeadBytes},
+	} {
+		r := &recordingReader{r: bytes.NewReader(f.body)}
+		got, err := s.IsBinary(r, int64(len(f.body)), 1<<40)
+		if err != nil || got != f.bin || len(r.reads) != 1 || r.reads[0] != [2]int64{0, f.read} {
+			t.Fatalf("file %d: IsBinary = %v, %v after reads %v, want %v after reading [0 %d]", i, got, err, r.reads, f.bin, f.read)
 		}
 	}
 }

@@ -47,6 +47,8 @@ type Scanner struct {
 	// head is the reader whose opening bytes IsBinary left in buf, for
 	// the Scan that follows it.
 	head io.ReaderAt
+	// lastBinary: the last file IsBinary judged was binary.
+	lastBinary bool
 
 	chunk int // usual read size (readChunk; smaller in tests)
 
