@@ -373,15 +373,20 @@ func TestSplitWalkCancelled(t *testing.T) {
 
 // BenchmarkSplitWalk: the cold inventory of a whole tree of 100,000 empty
 // files shaped like e2e's BenchmarkSearchTextScaling (tNNN/mN/lN, 40 files
-// a leaf), each directory watched as a kept inventory's are, split as
-// walkScope splits it and sequentially (eachFile) in turn in one loop:
+// a leaf), each directory watched as a kept inventory's are, three ways
+// taking turns in one loop:
 //
-//	ns/op       a split walk and a sequential one
-//	split-ns    the split walk
-//	seq-ns      the sequential walk
-//	x-seq       split-ns divided by seq-ns
+//	split-ns      as walkScope takes it (inventory): split onto two
+//	              goroutines, each directory's files stat'ed together
+//	              (prestat)
+//	seq-ns        on one goroutine (eachFile), with prestat: what
+//	              inventory's sequential redo does
+//	fstatat-ns    on one goroutine, one fstatat a file (no prestat)
+//	x-seq         split-ns divided by seq-ns: what the split gains
+//	x-fstatat     split-ns divided by fstatat-ns: split and prestat
 //
-// The page cache holds the tree (it is walked once before timing).
+// ns/op is the three together. The page cache holds the tree (it is
+// walked once before timing).
 func BenchmarkSplitWalk(b *testing.B) {
 	const files = 100000
 	dir := b.TempDir()
@@ -404,7 +409,8 @@ func BenchmarkSplitWalk(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	once := func(split bool) time.Duration {
+	const split, seq, fstatat = 0, 1, 2
+	once := func(how int) time.Duration {
 		start := time.Now()
 		w := r.newWalk(context.Background())
 		sc, err := w.openScope("", false)
@@ -414,9 +420,13 @@ func BenchmarkSplitWalk(b *testing.B) {
 		set := watch.New(maxWatches)
 		w.watch = set
 		var got []scopedFile
-		if split {
+		switch how {
+		case split:
 			got, err = w.inventory(sc.d, sc.dir, walkSplit{after: splitAfter})
-		} else {
+		case seq:
+			w.stats = true
+			err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&got))
+		case fstatat:
 			err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&got))
 		}
 		sc.close()
@@ -426,19 +436,19 @@ func BenchmarkSplitWalk(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	once(false)
-	var split, seq time.Duration
+	once(fstatat)
+	var took [3]time.Duration
 	b.ResetTimer()
 	for i := range b.N {
-		if i%2 == 0 {
-			split += once(true)
-			seq += once(false)
-		} else {
-			seq += once(false)
-			split += once(true)
+		for k := range 3 {
+			how := (i + k) % 3 // each way goes first in turn
+			took[how] += once(how)
 		}
 	}
-	b.ReportMetric(float64(split.Nanoseconds())/float64(b.N), "split-ns")
-	b.ReportMetric(float64(seq.Nanoseconds())/float64(b.N), "seq-ns")
-	b.ReportMetric(float64(split)/float64(seq), "x-seq")
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) }
+	b.ReportMetric(per(took[split]), "split-ns")
+	b.ReportMetric(per(took[seq]), "seq-ns")
+	b.ReportMetric(per(took[fstatat]), "fstatat-ns")
+	b.ReportMetric(float64(took[split])/float64(took[seq]), "x-seq")
+	b.ReportMetric(float64(took[split])/float64(took[fstatat]), "x-fstatat")
 }
