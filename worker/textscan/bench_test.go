@@ -328,3 +328,53 @@ func benchHeadRead(b *testing.B, binary, afterText bool) {
 	b.ReportMetric(float64(before.Nanoseconds())/float64(b.N*len(files)), "8KiB-head-ns/file")
 	b.ReportMetric(float64(after)/float64(before), "x-8KiB-head")
 }
+
+// BenchmarkScanFileEnds: whole Scans of 200 files of 25-175 KiB in memory
+// with one match each near their start, counting no lines after a file's
+// last match (nothing resumes from its end) and, taking turns in the same
+// loop, counting them as Scan used to. x-count-to-end is the first's time
+// over the second's.
+func BenchmarkScanFileEnds(b *testing.B) {
+	text := benchCorpus()
+	rng := rand.New(rand.NewSource(7))
+	var files [][]byte
+	var total int64
+	for range 200 {
+		size := 25<<10 + rng.Intn(150<<10)
+		off := rng.Intn(len(text) - size)
+		f := append([]byte("zqxjNeedle\n"), text[off:off+size]...)
+		files = append(files, f)
+		total += int64(len(f))
+	}
+	m, err := NewMatcher([]string{"zqxjNeedle"}, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewScanner(m)
+	scan := func(countToEnd bool) time.Duration {
+		s.countToEnd = countToEnd
+		start := time.Now()
+		for _, f := range files {
+			n := 0
+			_, _, done, _, err := s.Scan(bytes.NewReader(f), int64(len(f)), Position{}, 1<<40, func(Match) bool { n++; return true })
+			if err != nil || !done || n == 0 {
+				b.Fatal(err, done, n)
+			}
+		}
+		return time.Since(start)
+	}
+	var after, before time.Duration
+	b.SetBytes(2 * total) // each op scans the files both ways
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			after += scan(false)
+			before += scan(true)
+		} else {
+			before += scan(true)
+			after += scan(false)
+		}
+	}
+	b.ReportMetric(float64(after.Nanoseconds())/float64(b.N*len(files)), "ns/file")
+	b.ReportMetric(float64(before.Nanoseconds())/float64(b.N*len(files)), "count-to-end-ns/file")
+	b.ReportMetric(float64(after)/float64(before), "x-count-to-end")
+}

@@ -3,6 +3,7 @@ package textscan
 import (
 	"bytes"
 	"fmt"
+	"math/rand"
 	"reflect"
 	"strings"
 	"testing"
@@ -234,6 +235,47 @@ func TestIsBinaryReadSizes(t *testing.T) {
 		got, err := s.IsBinary(r, int64(len(f.body)), 1<<40)
 		if err != nil || got != f.bin || len(r.reads) != 1 || r.reads[0] != [2]int64{0, f.read} {
 			t.Fatalf("file %d: IsBinary = %v, %v after reads %v, want %v after reading [0 %d]", i, got, err, r.reads, f.bin, f.read)
+		}
+	}
+}
+
+// TestScanFileEndUncounted: not counting the lines after a file's last
+// match changes nothing a search uses: the matches, bytes scanned, done,
+// stopped and the position of every call that is not done are those of a
+// Scan that counts to the end, and a done call ends at the file's size.
+func TestScanFileEndUncounted(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for iter := range 80 {
+		text := randText(rng, 1+rng.Intn(4000))
+		terms := termSets[rng.Intn(len(termSets))]
+		fold := rng.Intn(2) == 0
+		for _, chunk := range []int{5, 64, readChunk} {
+			for _, budget := range []int64{20, 300, 1 << 40} {
+				for _, refuse := range []bool{false, true} {
+					var runs [2][]scanCall
+					for k, countToEnd := range []bool{true, false} {
+						s := newTestScanner(t, terms, fold, chunk)
+						s.countToEnd = countToEnd
+						runs[k], _, _ = scanPages(t, s, &recordingReader{r: bytes.NewReader(text)}, int64(len(text)), max(budget, int64(s.m.MaxTermLen())), false, refuse)
+					}
+					want, got := runs[0], runs[1]
+					if len(got) != len(want) {
+						t.Fatalf("iter %d: %d calls, counting to the end %d", iter, len(got), len(want))
+					}
+					for i := range got {
+						g, w := got[i], want[i]
+						if g.Done {
+							if g.Next.Offset != int64(len(text)) {
+								t.Fatalf("iter %d call %d: done at %d of %d", iter, i, g.Next.Offset, len(text))
+							}
+							g.Next, w.Next = Position{}, Position{}
+						}
+						if !reflect.DeepEqual(g, w) {
+							t.Fatalf("iter %d terms %q fold %v chunk %d budget %d call %d:\n got %+v\nwant %+v", iter, terms, fold, chunk, budget, i, g, w)
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -49,6 +49,9 @@ type Scanner struct {
 	head io.ReaderAt
 	// lastBinary: the last file IsBinary judged was binary.
 	lastBinary bool
+	// countToEnd counts the lines after a file's last match too, as Scan
+	// used to (a benchmark's reference).
+	countToEnd bool
 
 	chunk int // usual read size (readChunk; smaller in tests)
 
@@ -119,7 +122,8 @@ func NewScanner(m *Matcher) *Scanner {
 // matching line in order, once per line. It returns the position to resume
 // from, the number of bytes it read, done=true when the end of the file
 // was reached, and stopped=true when emit returned false; next is then
-// where that line's match will be found again.
+// where that line's match will be found again. When done, next.Offset is
+// the file's size and its line fields are not counted past the last match.
 //
 // Resuming inside a line, Scan reads again the MaxTermLen()-1 bytes before
 // pos.Offset, where a term cut by the previous call's end may start; it
@@ -220,7 +224,11 @@ func (s *Scanner) region(r io.ReaderAt, size int64, data []byte, base int64, p, 
 		}
 		m := s.find(data, q)
 		if m < 0 || m >= lim {
-			s.countLines(data[p:lim], base+int64(p), st)
+			if base+int64(lim) < size || s.countToEnd {
+				// The lines after the file's last match are not
+				// counted: nothing resumes from the file's end.
+				s.countLines(data[p:lim], base+int64(p), st)
+			}
 			return 0, false, nil
 		}
 		if m > p {
