@@ -3,7 +3,6 @@
 package confine
 
 import (
-	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -28,11 +27,12 @@ const BatchSize = 16
 // OpenReader does, one Opened each in out, with the same checks in the
 // same order: each name is opened O_PATH beneath the root refusing links,
 // its descriptor stat'ed, and only a regular file reopened for reading
-// through /proc/self/fd. Where io_uring is available the files' opens
-// share three system calls (opens, stats, reopens and closes) instead of
-// taking four each; a file the batch cannot settle as OpenReader would
-// (any failure but a missing name) is opened again by OpenReader, so the
-// answers and errors are OpenReader's.
+// through /proc/self/fd. Where io_uring is available the O_PATH opens
+// share one system call and the closes of their descriptors another, so a
+// file takes two calls of its own (the stat and the reopen) instead of
+// four; a file the batch cannot settle as OpenReader would (any failure
+// of its O_PATH open but a missing name) is opened again by OpenReader, so
+// the answers and errors are OpenReader's.
 //
 // A batch returns when all its files' opens have: a file whose open never
 // returns (a network filesystem gone) holds up the batch's other files.
@@ -66,12 +66,9 @@ type batch struct {
 	ops   []uring.Op
 	of    []int             // ops[k] is file of[k]'s
 	paths [BatchSize][]byte // NUL-terminated cleaned relative paths
-	nums  [BatchSize][]byte // NUL-terminated O_PATH descriptor numbers
-	stx   [BatchSize]unix.Statx_t
 	pfd   [BatchSize]int
 	state [BatchSize]int8
 	how   unix.OpenHow
-	empty [1]byte
 }
 
 var batchPool = sync.Pool{New: func() any {
@@ -84,9 +81,6 @@ const (
 	stOpen             // opened O_PATH: pfd set
 	stDone             // out holds its answer
 )
-
-// statxWant is what a stat must have filled for an Identity.
-const statxWant = unix.STATX_TYPE | unix.STATX_MODE | unix.STATX_NLINK | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME
 
 // add queues op for file i.
 func (b *batch) add(i int, op uring.Op) {
@@ -110,9 +104,8 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 			}
 		}
 	}()
-	procfd, err := procSelfFD()
-	if err != nil {
-		return true
+	if _, err := procSelfFD(); err != nil {
+		return true // OpenReader reopens by name
 	}
 	rootfd, err := r.h.acquire()
 	if err != nil {
@@ -145,86 +138,36 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 		}
 	}
 
-	// 2: stat each descriptor.
-	b.reset()
-	for i := range n {
-		if b.state[i] == stOpen {
-			b.add(i, uring.Statx(b.pfd[i], &b.empty[0], unix.AT_EMPTY_PATH|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_BASIC_STATS, unsafe.Pointer(&b.stx[i])))
-		}
-	}
-	if ring.Run(b.ops) != nil {
-		for i := range n {
-			if b.state[i] == stOpen {
-				unix.Close(b.pfd[i])
-				b.state[i] = stRedo
-			}
-		}
-		return false
-	}
-	statOK := [BatchSize]bool{}
-	for k, op := range b.ops {
-		statOK[b.of[k]] = op.Res == 0 && b.stx[b.of[k]].Mask&statxWant == statxWant
-	}
-
-	// 3: reopen each regular file through /proc/self/fd, and close every
-	// O_PATH descriptor once its reopen is done.
+	// 2: check each descriptor and reopen a regular file through
+	// /proc/self/fd, one call at a time: on the kernel's io_uring worker
+	// threads (where a statx or a /proc lookup would run) each batch
+	// would cost two thread switches, more than the calls it saves.
 	b.reset()
 	for i := range n {
 		if b.state[i] != stOpen {
 			continue
 		}
-		switch kind := modeKind(uint32(b.stx[i].Mode)); {
-		case !statOK[i]:
-			b.state[i] = stRedo // OpenReader's fstat decides
-		case kind == KindSymlink: // O_PATH|O_NOFOLLOW opened the link itself
-			out[i], b.state[i] = Opened{Err: pathErr("open", b.clean(i), ErrSymlink)}, stDone
-		case kind != KindFile:
-			out[i], b.state[i] = Opened{Err: pathErr("open", b.clean(i), ErrNotRegular)}, stDone
+		fd, st, err := checkAndReopen(b.pfd[i], b.clean(i))
+		switch {
+		case err == nil:
+			out[i] = Opened{R: &Reader{fd: fd, rel: b.clean(i), nlink: uint64(st.Nlink)}, ID: identityOf(st)} //nolint:unconvert // Nlink is not uint64 on every arch
+		case err == errNoProc:
+			b.state[i] = stRedo // not seen: /proc/self/fd was opened above
 		default:
-			b.nums[i] = append(strconv.AppendInt(b.nums[i][:0], int64(b.pfd[i]), 10), 0)
-			b.add(i, uring.Openat(procfd, &b.nums[i][0], fileFlags&^unix.O_NOFOLLOW).ThenNext())
+			out[i] = Opened{Err: err}
 		}
-		b.add(-1, uring.Close(b.pfd[i]))
-	}
-	if ring.Run(b.ops) != nil {
-		for i := range n {
-			if b.state[i] == stOpen {
-				b.state[i] = stRedo // its descriptors may leak
-			}
-		}
-		return false
-	}
-	for k, op := range b.ops {
-		i := b.of[k]
-		if i < 0 || b.state[i] != stOpen {
-			continue // a close, or a file settled above
-		}
-		switch res := op.Res; {
-		case res >= 0:
-			x := &b.stx[i]
-			out[i] = Opened{R: &Reader{fd: int(res), rel: b.clean(i), nlink: uint64(x.Nlink)}, ID: identityOfStatx(x)}
+		if b.state[i] == stOpen {
 			b.state[i] = stDone
-		case res == -int32(unix.EINTR) || res == -int32(unix.EAGAIN):
-			b.state[i] = stRedo
-		default:
-			out[i], b.state[i] = Opened{Err: pathErr("open", b.clean(i), mapErrno(unix.Errno(-res)))}, stDone
 		}
+		b.add(i, uring.Close(b.pfd[i]))
+	}
+
+	// 3: close the O_PATH descriptors.
+	if ring.Run(b.ops) != nil {
+		return false // a file's answer stands; its O_PATH descriptor may leak
 	}
 	return true
 }
 
 // clean is file i's cleaned path.
 func (b *batch) clean(i int) string { return string(b.paths[i][:len(b.paths[i])-1]) }
-
-// identityOfStatx is identityOf for a statx result.
-func identityOfStatx(x *unix.Statx_t) Identity {
-	return Identity{
-		Dev:     unix.Mkdev(x.Dev_major, x.Dev_minor),
-		Ino:     x.Ino,
-		Size:    int64(x.Size),
-		Mode:    uint32(x.Mode),
-		MtimeNs: x.Mtime.Sec*1e9 + int64(x.Mtime.Nsec),
-		CtimeNs: x.Ctime.Sec*1e9 + int64(x.Ctime.Nsec),
-		Nlink:   uint64(x.Nlink),
-	}
-}

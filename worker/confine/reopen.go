@@ -41,6 +41,11 @@ func procSelfFD() (int, error) {
 // the returned stat is pfd's, for sameRegular; any other error names rel.
 func reopenRegular(pfd int, rel string) (int, *unix.Stat_t, error) {
 	defer unix.Close(pfd)
+	return checkAndReopen(pfd, rel)
+}
+
+// checkAndReopen is reopenRegular without closing pfd.
+func checkAndReopen(pfd int, rel string) (int, *unix.Stat_t, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(pfd, &st); err != nil {
 		return -1, nil, pathErr("stat", rel, err)

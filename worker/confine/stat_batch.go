@@ -96,3 +96,19 @@ func (b *statBatch) run(d *Dir, ring *uring.Ring, names []string, out []Stated) 
 	}
 	return true
 }
+
+// statxWant is what a stat must have filled for an Identity.
+const statxWant = unix.STATX_TYPE | unix.STATX_MODE | unix.STATX_NLINK | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME
+
+// identityOfStatx is identityOf for a statx result.
+func identityOfStatx(x *unix.Statx_t) Identity {
+	return Identity{
+		Dev:     unix.Mkdev(x.Dev_major, x.Dev_minor),
+		Ino:     x.Ino,
+		Size:    int64(x.Size),
+		Mode:    uint32(x.Mode),
+		MtimeNs: x.Mtime.Sec*1e9 + int64(x.Mtime.Nsec),
+		CtimeNs: x.Ctime.Sec*1e9 + int64(x.Ctime.Nsec),
+		Nlink:   uint64(x.Nlink),
+	}
+}
