@@ -226,17 +226,8 @@ func benchPrefilter(b *testing.B, terms []string, fold bool, text []byte) {
 		}
 		return time.Since(start)
 	}
-	var ours, ref time.Duration
 	b.SetBytes(int64(len(text)))
-	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 {
-			ref += scan(true)
-		}
-		ours += scan(false)
-		if i%2 == 1 {
-			ref += scan(true)
-		}
-	}
+	ours, ref := takeTurns(b, func() time.Duration { return scan(false) }, func() time.Duration { return scan(true) })
 	b.ReportMetric(float64(ours)/float64(ref), "x-anchors")
 }
 
@@ -314,16 +305,7 @@ func benchHeadRead(b *testing.B, binary, afterText bool) {
 		}
 		return time.Since(start)
 	}
-	var after, before time.Duration
-	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 {
-			after += scan(now)
-			before += scan(HeadBytes)
-		} else {
-			before += scan(HeadBytes)
-			after += scan(now)
-		}
-	}
+	after, before := takeTurns(b, func() time.Duration { return scan(now) }, func() time.Duration { return scan(HeadBytes) })
 	b.ReportMetric(float64(after.Nanoseconds())/float64(b.N*len(files)), "ns/file")
 	b.ReportMetric(float64(before.Nanoseconds())/float64(b.N*len(files)), "8KiB-head-ns/file")
 	b.ReportMetric(float64(after)/float64(before), "x-8KiB-head")
@@ -363,18 +345,25 @@ func BenchmarkScanFileEnds(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	var after, before time.Duration
 	b.SetBytes(2 * total) // each op scans the files both ways
-	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 {
-			after += scan(false)
-			before += scan(true)
-		} else {
-			before += scan(true)
-			after += scan(false)
-		}
-	}
+	after, before := takeTurns(b, func() time.Duration { return scan(false) }, func() time.Duration { return scan(true) })
 	b.ReportMetric(float64(after.Nanoseconds())/float64(b.N*len(files)), "ns/file")
 	b.ReportMetric(float64(before.Nanoseconds())/float64(b.N*len(files)), "count-to-end-ns/file")
 	b.ReportMetric(float64(after)/float64(before), "x-count-to-end")
+}
+
+// takeTurns runs a and z once each every b.Loop, a first on even rounds
+// and z first on odd ones, so that both see the same machine, and returns
+// the time each took in all.
+func takeTurns(b *testing.B, a, z func() time.Duration) (ta, tz time.Duration) {
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			ta += a()
+			tz += z()
+		} else {
+			tz += z()
+			ta += a()
+		}
+	}
+	return ta, tz
 }
