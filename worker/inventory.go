@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -132,8 +131,9 @@ func (c *inventories) expire() {
 	c.forget()
 }
 
-// scopeInventory returns the inventory of s's scope, cached or walked.
-func (r *Root) scopeInventory(ctx context.Context, s *search) (*inventory, error) {
+// scopeInventory returns the inventory of s's scope, cached or walked
+// (the walk ends with the context s's walk was made with).
+func (r *Root) scopeInventory(s *search) (*inventory, error) {
 	c := r.inv
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -145,7 +145,7 @@ func TestInventorySwappedScope(t *testing.T) {
 			defer s.close()
 			before := s.d
 			tc.swap()
-			inv, err := r.scopeInventory(context.Background(), s)
+			inv, err := r.scopeInventory(s)
 			if err != nil {
 				t.Fatal(err)
 			}

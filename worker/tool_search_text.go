@@ -72,7 +72,7 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	case s.file != nil:
 		files = []scopedFile{*s.file}
 	case s.d != nil:
-		inv, err := r.scopeInventory(ctx, s)
+		inv, err := r.scopeInventory(s)
 		if err != nil {
 			return nil, err
 		}

@@ -172,17 +172,25 @@ func BenchmarkOpenReaders(b *testing.B) {
 	}
 }
 
+// openDir opens root as a Root and its directory rel, both closed when
+// tb ends.
+func openDir(tb testing.TB, root, rel string) (*Root, *Dir) {
+	tb.Helper()
+	r, err := Open(root)
+	must(tb, err)
+	tb.Cleanup(func() { r.Close() })
+	d, err := r.OpenDir(rel)
+	must(tb, err)
+	tb.Cleanup(func() { d.Close() })
+	return r, d
+}
+
 // TestStatNames stats names of the fixture's root, more than one batch
 // of them, and checks each answer against Stat's: the same Identity or
 // the same error text.
 func TestStatNames(t *testing.T) {
 	root, outside := fixture(t)
-	r, err := Open(root)
-	must(t, err)
-	defer r.Close()
-	d, err := r.OpenDir("")
-	must(t, err)
-	defer d.Close()
+	r, d := openDir(t, root, "")
 	base := []string{"f.txt", "d", "link-f", "link-d", "fifo", "dangling", "nope", "a/b", "..", "", "d/g.txt"}
 	var names []string
 	for range 7 {
@@ -219,12 +227,7 @@ func BenchmarkStatNames(b *testing.B) {
 		names[i] = "f" + strconv.Itoa(i) + ".txt"
 		must(b, os.WriteFile(filepath.Join(root, names[i]), []byte(insideBytes), 0o644))
 	}
-	r, err := Open(root)
-	must(b, err)
-	defer r.Close()
-	d, err := r.OpenDir("")
-	must(b, err)
-	defer d.Close()
+	r, d := openDir(b, root, "")
 	out := make([]Stated, len(names))
 	for _, mode := range []string{"batch", "one-by-one"} {
 		b.Run(mode, func(b *testing.B) {
