@@ -63,17 +63,15 @@ func (r *Root) openEach(rels []string, out []Opened) {
 // batch holds what one OpenReaders batch points the kernel at; it stays
 // reachable (and the heap does not move) until the batch's Runs return.
 type batch struct {
-	ops   []uring.Op
-	of    []int             // ops[k] is file of[k]'s
+	ops   []uring.Op        // each tagged with its file's index
 	paths [BatchSize][]byte // NUL-terminated cleaned relative paths
+	clean [BatchSize]string // the same without the NUL
 	pfd   [BatchSize]int
 	state [BatchSize]int8
 	how   unix.OpenHow
 }
 
-var batchPool = sync.Pool{New: func() any {
-	return &batch{ops: make([]uring.Op, 0, 2*BatchSize), of: make([]int, 0, 2*BatchSize)}
-}}
+var batchPool = sync.Pool{New: func() any { return &batch{ops: make([]uring.Op, 0, BatchSize)} }}
 
 // A file's state in a batch.
 const (
@@ -81,15 +79,6 @@ const (
 	stOpen             // opened O_PATH: pfd set
 	stDone             // out holds its answer
 )
-
-// add queues op for file i.
-func (b *batch) add(i int, op uring.Op) {
-	b.ops = append(b.ops, op)
-	b.of = append(b.of, i)
-}
-
-// reset empties the queue.
-func (b *batch) reset() { b.ops, b.of = b.ops[:0], b.of[:0] }
 
 // run opens rels through ring into out; false if the ring failed (the
 // files it did not settle are then opened one by one).
@@ -116,20 +105,21 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 	// 1: open each name O_PATH beneath the root, refusing links and mount
 	// crossings (which OpenReader's walk then classifies).
 	b.how = unix.OpenHow{Flags: uint64(leafFlags), Resolve: resolve | unix.RESOLVE_NO_XDEV}
-	b.reset()
+	b.ops = b.ops[:0]
 	for i, rel := range rels {
 		parts, err := splitRel(rel)
 		if err != nil || len(parts) == 0 {
 			continue // OpenReader gives the error
 		}
-		b.paths[i] = append(append(b.paths[i][:0], strings.Join(parts, "/")...), 0)
-		b.add(i, uring.Openat2(rootfd, &b.paths[i][0], unsafe.Pointer(&b.how), unsafe.Sizeof(b.how)))
+		b.clean[i] = strings.Join(parts, "/")
+		b.paths[i] = append(append(b.paths[i][:0], b.clean[i]...), 0)
+		b.ops = append(b.ops, uring.Openat2(rootfd, &b.paths[i][0], unsafe.Pointer(&b.how), unsafe.Sizeof(b.how)).Tag(i))
 	}
 	if ring.Run(b.ops) != nil {
 		return false // nothing opened is known: a leak at worst
 	}
-	for k, op := range b.ops {
-		i := b.of[k]
+	for _, op := range b.ops {
+		i := op.Tagged()
 		switch {
 		case op.Res >= 0:
 			b.pfd[i], b.state[i] = int(op.Res), stOpen
@@ -142,15 +132,15 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 	// /proc/self/fd, one call at a time: on the kernel's io_uring worker
 	// threads (where a statx or a /proc lookup would run) each batch
 	// would cost two thread switches, more than the calls it saves.
-	b.reset()
+	b.ops = b.ops[:0]
 	for i := range n {
 		if b.state[i] != stOpen {
 			continue
 		}
-		fd, st, err := checkAndReopen(b.pfd[i], b.clean(i))
+		fd, st, err := checkAndReopen(b.pfd[i], b.clean[i])
 		switch {
 		case err == nil:
-			out[i] = Opened{R: &Reader{fd: fd, rel: b.clean(i), nlink: uint64(st.Nlink)}, ID: identityOf(st)} //nolint:unconvert // Nlink is not uint64 on every arch
+			out[i] = Opened{R: &Reader{fd: fd, rel: b.clean[i], nlink: uint64(st.Nlink)}, ID: identityOf(st)} //nolint:unconvert // Nlink is not uint64 on every arch
 		case err == errNoProc:
 			b.state[i] = stRedo // not seen: /proc/self/fd was opened above
 		default:
@@ -159,7 +149,7 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 		if b.state[i] == stOpen {
 			b.state[i] = stDone
 		}
-		b.add(i, uring.Close(b.pfd[i]))
+		b.ops = append(b.ops, uring.Close(b.pfd[i]))
 	}
 
 	// 3: close the O_PATH descriptors.
@@ -168,6 +158,3 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 	}
 	return true
 }
-
-// clean is file i's cleaned path.
-func (b *batch) clean(i int) string { return string(b.paths[i][:len(b.paths[i])-1]) }
