@@ -25,10 +25,8 @@ var ErrUnavailable = errors.New("io_uring is not available")
 
 // Opcodes of the operations this package prepares (enum io_uring_op).
 const (
-	opOpenat  = 18
 	opClose   = 19
 	opStatx   = 21
-	opRead    = 22
 	opOpenat2 = 28
 )
 
@@ -74,12 +72,6 @@ type cqe struct {
 	flags    uint32
 }
 
-// Openat opens path (NUL-terminated) relative to dirfd with flags, as
-// openat(2).
-func Openat(dirfd int, path *byte, flags int) Op {
-	return Op{sqe: sqe{opcode: opOpenat, fd: int32(dirfd), addr: addr(unsafe.Pointer(path)), opFlags: uint32(flags)}}
-}
-
 // Openat2 opens path (NUL-terminated) relative to dirfd as openat2(2) with
 // how, a struct open_how of size bytes.
 func Openat2(dirfd int, path *byte, how unsafe.Pointer, size uintptr) Op {
@@ -94,25 +86,5 @@ func Statx(dirfd int, path *byte, flags, mask int, buf unsafe.Pointer) Op {
 
 // Close closes fd.
 func Close(fd int) Op { return Op{sqe: sqe{opcode: opClose, fd: int32(fd)}} }
-
-// Read reads into p at off from fd, as pread(2).
-func Read(fd int, p []byte, off int64) Op {
-	var a uint64
-	if len(p) > 0 {
-		a = addr(unsafe.Pointer(&p[0]))
-	}
-	return Op{sqe: sqe{opcode: opRead, fd: int32(fd), addr: a, len: uint32(len(p)), off: uint64(off)}}
-}
-
-// ThenNext makes the next Op of the batch start only once op has
-// completed, whatever its result (IOSQE_IO_HARDLINK). Unlinked Ops of a
-// batch may run in any order: an open handed to a kernel worker thread
-// finishes after a close submitted behind it.
-func (op Op) ThenNext() Op {
-	op.sqe.flags |= sqeIOHardlink
-	return op
-}
-
-const sqeIOHardlink = 1 << 3
 
 func addr(p unsafe.Pointer) uint64 { return uint64(uintptr(p)) }
