@@ -19,23 +19,11 @@ import (
 func searchPages(t *testing.T, r *Root, query string) []string {
 	t.Helper()
 	q, _ := json.Marshal(query)
-	a := searchArgs{Query: q}
 	var got []string
-	for range 1000 {
-		p, err := r.searchText(context.Background(), a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range p.fitter.items {
-			got = append(got, string(it))
-		}
-		if p.next == nil {
-			return got
-		}
-		a.Cursor, _ = json.Marshal(*p.next)
+	for _, p := range followPages(t, r, searchArgs{Query: q}) {
+		got = append(got, p.items...)
 	}
-	t.Fatal("no end after 1000 pages")
-	return nil
+	return got
 }
 
 // TestInventoryCache pages through the same tree with the cache, with a
