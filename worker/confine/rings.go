@@ -14,10 +14,9 @@ import (
 // than setting one up. Once io_uring turns out to be unavailable it is
 // not tried again.
 type ringPool struct {
-	mu     sync.Mutex
-	free   []*uring.Ring
-	off    bool // unavailable, or the Root closed
-	closed bool
+	mu   sync.Mutex
+	free []*uring.Ring
+	off  bool // unavailable, or the Root closed: no ring is kept
 }
 
 // maxIdleRings bounds the rings a Root keeps idle.
@@ -48,7 +47,7 @@ func (p *ringPool) put(ring *uring.Ring) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.free) >= maxIdleRings {
+	if p.off || len(p.free) >= maxIdleRings {
 		ring.Close()
 		return
 	}
@@ -62,7 +61,7 @@ func (p *ringPool) broken(ring *uring.Ring) { ring.Close() }
 func (p *ringPool) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.closed, p.off = true, true
+	p.off = true
 	for _, ring := range p.free {
 		ring.Close()
 	}

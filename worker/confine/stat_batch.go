@@ -37,9 +37,7 @@ func (r *Root) StatNames(d *Dir, names []string, out []Stated) {
 		ring = r.rings.get()
 	}
 	if ring == nil {
-		for i, name := range names {
-			out[i].ID, out[i].Err = d.Stat(name)
-		}
+		statEach(d, names, out)
 		return
 	}
 	b := statPool.Get().(*statBatch)
@@ -51,12 +49,17 @@ func (r *Root) StatNames(d *Dir, names []string, out []Stated) {
 			ring = nil
 		}
 		if ring == nil {
-			for i, name := range chunk {
-				out[start+i].ID, out[start+i].Err = d.Stat(name)
-			}
+			statEach(d, chunk, out[start:])
 		}
 	}
 	r.rings.put(ring)
+}
+
+// statEach stats each of names in d with Stat.
+func statEach(d *Dir, names []string, out []Stated) {
+	for i, name := range names {
+		out[i].ID, out[i].Err = d.Stat(name)
+	}
 }
 
 // run stats names in d through ring into out; false if the ring failed.
