@@ -40,7 +40,8 @@ var (
 func buildSupervisorBins(t testing.TB) supBins {
 	t.Helper()
 	supBinsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fsmcp-supervisor-e2e-")
+		// Inside TestMain's directory, which goes when the tests end.
+		dir, err := os.MkdirTemp(filepath.Dir(workerBin), "supervisor-")
 		if err != nil {
 			supBinsErr = err
 			return
