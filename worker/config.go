@@ -92,6 +92,7 @@ type Root struct {
 	warnings []string
 	digests  *digestCache
 	inv      *inventories
+	next     nextPages
 }
 
 // Warnings are the operator notes the configuration earned (a root that
@@ -103,6 +104,7 @@ func (r *Root) Name() string { return r.cfg.Name }
 
 // Close releases the root's descriptor.
 func (r *Root) Close() error {
+	r.next.close()
 	r.inv.close()
 	return r.dir.Close()
 }

@@ -131,6 +131,13 @@ func (c *inventories) expire() {
 	c.forget()
 }
 
+// isKept reports whether inv is the inventory kept for the scope dir now.
+func (c *inventories) isKept(dir string, inv *inventory) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return inv != nil && c.scopes[dir] == inv
+}
+
 // scopeInventory returns the inventory of s's scope, cached or walked
 // (the walk ends with the context s's walk was made with).
 func (r *Root) scopeInventory(s *search) (*inventory, error) {

@@ -26,6 +26,13 @@ type pageOpens struct {
 	taken   []bool
 	opened  []bool // per group
 	stopped bool
+	// For a next page scanned before it is asked for: a group whose open
+	// began before the page was asked for (taken over) is early, and the
+	// Readers of its files stay open, held, until the page takes their
+	// outcomes and checks them again (see scanAhead.confirm).
+	takenOver bool
+	early     []bool // per group
+	held      map[int]*confine.Reader
 }
 
 // errPageEnded is take's answer once the page has ended.
@@ -37,7 +44,48 @@ func newPageOpens(r *Root, files []scopedFile) *pageOpens {
 	return &pageOpens{
 		r: r, files: files, groups: make([]sync.Once, groups), out: make([]confine.Opened, n),
 		taken: make([]bool, n), opened: make([]bool, groups), closer: r.dir.NewCloser(),
+		early: make([]bool, groups),
 	}
+}
+
+// takeOver records that the page is asked for: groups opened from now on
+// are not early.
+func (o *pageOpens) takeOver() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.takenOver = true
+}
+
+// isEarly reports whether file k's group began opening before the page
+// was taken over.
+func (o *pageOpens) isEarly(k int) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.early[k/confine.BatchSize]
+}
+
+// hold keeps file k's Reader open until unhold; false (the caller closes
+// it) once the page has ended.
+func (o *pageOpens) hold(k int, f *confine.Reader) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return false
+	}
+	if o.held == nil {
+		o.held = map[int]*confine.Reader{}
+	}
+	o.held[k] = f
+	return true
+}
+
+// unhold returns file k's held Reader, now the caller's, or nil.
+func (o *pageOpens) unhold(k int) *confine.Reader {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f := o.held[k]
+	delete(o.held, k)
+	return f
 }
 
 // take returns file k's open, opening its group first if no one has; the
@@ -63,6 +111,9 @@ func (o *pageOpens) take(k int) confine.Opened {
 // open opens group g's files.
 func (o *pageOpens) open(g int) {
 	from, to := g*confine.BatchSize, min(len(o.files), (g+1)*confine.BatchSize)
+	o.mu.Lock()
+	o.early[g] = !o.takenOver
+	o.mu.Unlock()
 	rels := make([]string, 0, to-from)
 	for _, sf := range o.files[from:to] {
 		rels = append(rels, sf.path)
@@ -85,6 +136,10 @@ func (o *pageOpens) close() {
 		if ok {
 			o.closeGroup(g)
 		}
+	}
+	for k, f := range o.held {
+		o.closer.Close(f)
+		delete(o.held, k)
 	}
 	o.closer.End()
 }

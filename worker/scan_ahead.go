@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -63,7 +64,18 @@ type scanAhead struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	release func()
+	// nextPage: started for a page not yet asked for (next_page.go); its
+	// goroutine claims slot 0 too, and claims no slot from
+	// nextPageEarlyFiles on until asked (closed when a page takes it
+	// over). unlink then detaches it from that page's context.
+	nextPage bool
+	asked    chan struct{}
+	unlink   func()
 }
+
+// nextPageEarlyFiles bounds the files a next page scans before it is
+// asked for, and so the descriptors it holds open meanwhile (see take).
+const nextPageEarlyFiles = 4 * confine.BatchSize
 
 // aheadSlot is one file to scan ahead: where it starts and with what
 // budget, and, once ready is closed, its outcome.
@@ -89,6 +101,12 @@ type fileScan struct {
 	// pending is the guard of a file scanned ahead, settled after the
 	// read; the page checks it when it takes the outcome.
 	pending *confine.Guard
+	// held is the open file of an outcome a next page scanned before it
+	// was asked for, which the page checks again when it takes it; again
+	// asks the page to scan the file itself (such an outcome that cannot
+	// be checked so).
+	held  *confine.Reader
+	again bool
 }
 
 // pageGuards is a page's ScanGuard, safe for the goroutines of one page.
@@ -168,20 +186,32 @@ func (a *scanAhead) fits(i int, budget int64) bool {
 // (raised for the page where SetSearchProcs allows it). It returns nil
 // when only one goroutine would scan: the page then scans on its own.
 func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards) *scanAhead {
+	return r.newAhead(ctx, s, files, first, pos, guards, false)
+}
+
+// newAhead is startAhead, or with nextPage the scan of a page not yet asked
+// for (next_page.go): one goroutine then scans its files from the first,
+// which the page's own joins once the page is asked for, and one file is
+// enough to start.
+func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards, nextPage bool) *scanAhead {
 	plan := aheadBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
 	n := len(plan)
-	if n < 2 {
+	if n < 2 && !nextPage || n < 1 || aheadMaxWorkers < 2 {
 		return nil
 	}
 	release := raiseProcs()
-	workers := min(runtime.GOMAXPROCS(0), aheadMaxWorkers, n)
-	if workers < 2 {
+	procs := min(runtime.GOMAXPROCS(0), aheadMaxWorkers)
+	workers := min(procs, n)
+	if nextPage {
+		workers = 2 // the page's goroutine joins once it is asked for
+	}
+	if procs < 2 || workers < 2 {
 		release()
 		return nil
 	}
 	a := &scanAhead{
 		r: r, files: files, first: first, slots: make([]aheadSlot, n), guards: guards,
-		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), release: release,
+		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), release: release, nextPage: nextPage,
 	}
 	a.opens = newPageOpens(r, files[first:first+n])
 	a.ctx, a.cancel = context.WithCancel(ctx)
@@ -190,17 +220,44 @@ func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, fi
 		a.slots[i].budget = plan[i]
 	}
 	a.slots[0].pos = pos
-	a.next.Store(1) // the page scans its first file itself
+	if !nextPage {
+		a.next.Store(1) // the page scans its first file itself
+	}
+	if nextPage {
+		a.asked = make(chan struct{})
+	}
 	for range workers - 1 {
 		go func() {
 			sc := textscan.NewScanner(s.m)
 			sc.SetContext(a.ctx)
 			defer sc.Release()
-			for a.work(sc) {
+			for a.mayClaim() && a.work(sc) {
 			}
 		}()
 	}
 	return a
+}
+
+// mayClaim waits, in a next page not yet asked for that has claimed
+// nextPageEarlyFiles files, until it is asked for; false if it is dropped
+// meanwhile.
+func (a *scanAhead) mayClaim() bool {
+	if !a.nextPage || a.next.Load() < nextPageEarlyFiles {
+		return true
+	}
+	select {
+	case <-a.asked:
+		return true
+	case <-a.ctx.Done():
+		return false
+	}
+}
+
+// takeOver hands a next page scanned ahead to the page that is asked for:
+// files opened from now on are the page's own.
+func (a *scanAhead) takeOver() {
+	a.opens.takeOver()
+	close(a.asked)
 }
 
 // stop ends the scanning ahead: no file is taken up any more, and a scan
@@ -212,37 +269,83 @@ func (a *scanAhead) stop() {
 	if a == nil {
 		return
 	}
-	a.cancel()
-	a.opens.close()
-	a.release()
+	a.halt()
 	if aheadDone != nil {
 		aheadDone(a.taken, a.again)
 	}
+}
+
+// halt is stop without the report: a next page no page took.
+func (a *scanAhead) halt() {
+	a.cancel()
+	if a.unlink != nil {
+		a.unlink()
+	}
+	a.opens.close()
+	a.release()
 }
 
 // has reports whether file i is scanned ahead.
 func (a *scanAhead) has(i int) bool { return a != nil && i >= a.first && i < a.first+len(a.slots) }
 
 // take returns the outcome of file i (has(i)), scanning files not yet
-// claimed with sc while it is not ready. The page's first file is always
-// scanned here, so a page that ends in it waits for no other file.
+// claimed with sc while it is not ready. The page's first file is scanned
+// here unless a next page's goroutine took it up before, so a page that
+// ends in it waits for no other file.
 func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
 	s := &a.slots[i-a.first]
 	if i == a.first {
-		a.scan(sc, 0)
-		return &s.res
+		if !a.nextPage || a.next.CompareAndSwap(0, 1) {
+			a.scan(sc, 0)
+		} else {
+			<-s.ready
+		}
+		return a.confirm(i)
 	}
 	for {
 		select {
 		case <-s.ready:
-			return &s.res
+			return a.confirm(i)
 		default:
 		}
 		if !a.work(sc) {
 			<-s.ready
-			return &s.res
+			return a.confirm(i)
 		}
 	}
+}
+
+// confirm returns file i's outcome once ready. A file a next page opened
+// before it was asked for was checked against the inventory then, before
+// this call: its identity is checked again now, on the descriptor it was
+// read through, so a change since (even one no watch reports, such as a
+// write through a hard link made after the walk) fails the page as a
+// page that opened the file now would. Such an outcome without a
+// descriptor (a file that could not be opened), or refused as written
+// while it was read, is scanned again.
+func (a *scanAhead) confirm(i int) *fileScan {
+	res := &a.slots[i-a.first].res
+	if !a.nextPage || !a.opens.isEarly(i-a.first) {
+		return res
+	}
+	f := a.opens.unhold(i - a.first)
+	if f == nil {
+		if res.err == nil {
+			return &fileScan{again: true}
+		}
+		return res
+	}
+	id, err := f.Identity()
+	a.opens.closer.Close(f)
+	switch {
+	case err != nil || id != a.files[i].id:
+		return &fileScan{err: errMoved}
+	case errors.Is(res.err, errChangedWhileReading):
+		// Written while read, before this call, and as the inventory
+		// has it now: the page reads it as it is now.
+		return &fileScan{again: true}
+	}
+	return res
 }
 
 // work claims the next slot and scans its file with sc; false when every
@@ -267,7 +370,9 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	sf := a.files[a.first+k]
 	var items []textMatch
 	cost := 0
-	s.res = a.r.scanOpened(sc, a.guards, sf, a.opens.take(k), a.opens, s.pos, s.budget, func(mt textscan.Match) bool {
+	op := a.opens.take(k)
+	keep := a.nextPage && a.opens.isEarly(k) // known once its group opened
+	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, s.pos, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself
@@ -276,6 +381,13 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 		return true
 	})
 	s.res.items = items
+	if f := s.res.held; f != nil {
+		s.res.held = nil
+		if !a.opens.hold(k, f) {
+			a.opens.closer.Close(f)
+			s.res = fileScan{err: errPageEnded}
+		}
+	}
 }
 
 // fitsAll reports whether items all fit on the page f holds with limit

@@ -68,12 +68,12 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	// (or hashed again) each page as before.
 	var files []scopedFile
 	var state string
+	var inv *inventory
 	switch {
 	case s.file != nil:
 		files = []scopedFile{*s.file}
 	case s.d != nil:
-		inv, err := r.scopeInventory(s)
-		if err != nil {
+		if inv, err = r.scopeInventory(s); err != nil {
 			return nil, err
 		}
 		files = inv.files
@@ -102,12 +102,20 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	sc := textscan.NewScanner(s.m)
 	sc.SetContext(ctx)
 	defer sc.Release()
-	guards := &pageGuards{sg: r.dir.NewScanGuard()}
+	var ahead *scanAhead
+	var guards *pageGuards
+	if resumed != nil {
+		tok, _, _ := cursorArg(a.Cursor)
+		ahead, guards = r.takeNextPage(ctx, tok, inv, s.limit)
+	}
+	if ahead == nil {
+		guards = &pageGuards{sg: r.dir.NewScanGuard()}
+		ahead = r.startAhead(ctx, s, files, pos.File, pos.position(), guards)
+	}
 	defer guards.close()
+	defer ahead.stop() // before the guards close
 	budget := r.lim.MaxScanBytes
 	maxTermLen := int64(s.m.MaxTermLen())
-	ahead := r.startAhead(ctx, s, files, pos.File, pos.position(), guards)
-	defer ahead.stop() // before the guards close
 	for pos.File < len(files) && budget >= maxTermLen {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -126,7 +134,7 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 			if res.pending.Check() {
 				res = &fileScan{err: errChangedWhileReading}
 			}
-			if res.err == nil && (!ahead.fits(pos.File, budget) || res.stopped || !fitsAll(fit, s.limit, res.items)) {
+			if res.again || res.err == nil && (!ahead.fits(pos.File, budget) || res.stopped || !fitsAll(fit, s.limit, res.items)) {
 				// Scanned with another budget than the page has left,
 				// or its matches do not all fit: scan it again here,
 				// as the page would have, stopping at the first match
@@ -177,6 +185,7 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 			return nil, err
 		}
 		nextTok = &tok
+		r.startNextPage(s, inv, tok, pos)
 	}
 	return &pageResult{fitter: fit, next: nextTok}, nil
 }
@@ -199,15 +208,16 @@ func textMatchOf(path string, mt textscan.Match) textMatch {
 // scanned.
 func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
 	f, id, err := r.dir.OpenReader(sf.path)
-	return r.scanOpened(sc, guards, sf, confine.Opened{R: f, ID: id, Err: err}, nil, pos, budget, emit)
+	return r.scanOpened(sc, guards, sf, confine.Opened{R: f, ID: id, Err: err}, nil, false, pos, budget, emit)
 }
 
 // scanOpened is scanFile with the file already opened (or not) as op
 // tells. ahead is nil, or the opens of the page that scans this file
 // ahead: the file is then closed through its closer, and a guard the page
 // shares is only settled here, its check left in the outcome (pending)
-// for the page to make when it takes it.
-func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, ahead *pageOpens, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
+// for the page to make when it takes it. With keep, the file is not
+// closed but left in the outcome (held).
+func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, ahead *pageOpens, keep bool, pos textscan.Position, budget int64, emit func(textscan.Match) bool) (res fileScan) {
 	var closer *confine.Closer
 	if ahead != nil {
 		closer = ahead.closer
@@ -227,7 +237,11 @@ func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFil
 		}
 		return fileScan{err: errMoved}
 	}
-	defer closer.Close(f)
+	if keep {
+		defer func() { res.held = f }()
+	} else {
+		defer closer.Close(f)
+	}
 	guard := guards.guard(f, sf.path)
 	defer guard.Close()
 	if pos.Offset == 0 {

@@ -1,0 +1,253 @@
+package worker
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsmcp/fsmcp/worker/confine"
+)
+
+// TestNextPage pages through a tree, doing something between the first
+// page and the second: the second page takes over the next page scanned
+// ahead exactly when it continues the first (same cursor, same limit, the
+// scope unchanged and within nextPageHold), and in every case answers as a
+// page that scans alone would (items, cursor, content hash, or its error).
+func TestNextPage(t *testing.T) {
+	needle := "needle"
+	cases := []struct {
+		name    string
+		between func(t *testing.T, dir string, r *Root, args searchArgs)
+		limit   int // the second page's limit, when not the first's
+		taken   bool
+		err     string // the second page's error, if any
+	}{
+		{name: "follows at once", taken: true},
+		{name: "another limit", limit: 7},
+		{
+			name: "another search between",
+			between: func(t *testing.T, _ string, r *Root, args searchArgs) {
+				args.Cursor, args.Query = nil, json.RawMessage(`"line 7 of"`)
+				followPages(t, r, args)
+			},
+		},
+		{
+			// The cursor is used twice: the page after it has begun the
+			// scan of the one after that, which the second use must
+			// not take.
+			name: "the same cursor again",
+			between: func(t *testing.T, _ string, r *Root, args searchArgs) {
+				if _, err := r.searchText(context.Background(), args); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			// The scope's watches report it, so the page walks again:
+			// the same files, but another inventory than the one the
+			// next page was planned on.
+			name: "an excluded directory made in scope",
+			between: func(t *testing.T, dir string, _ *Root, _ searchArgs) {
+				if err := os.Mkdir(filepath.Join(dir, "d1", ".git"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			// No watch sees a write through a link made after the walk;
+			// the file's identity, checked again when the page takes
+			// it, does.
+			name: "a file of the next page linked outside the root and written",
+			between: func(t *testing.T, dir string, _ *Root, _ searchArgs) {
+				time.Sleep(20 * time.Millisecond) // let the next page be read
+				link := filepath.Join(t.TempDir(), "link")
+				if err := os.Link(filepath.Join(dir, "d0", "f16.txt"), link); err != nil {
+					t.Fatal(err)
+				}
+				f, err := os.OpenFile(link, os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if _, err := f.WriteAt([]byte("NEEDLE"), 0); err != nil {
+					t.Fatal(err)
+				}
+			},
+			taken: true, err: "the filesystem changed since this cursor was issued",
+		},
+		{
+			name:    "after the hold",
+			between: func(*testing.T, string, *Root, searchArgs) { time.Sleep(3 * nextPageHold) },
+		},
+		{
+			name: "a file of the next page written",
+			between: func(t *testing.T, dir string, _ *Root, _ searchArgs) {
+				time.Sleep(20 * time.Millisecond) // let the next page be read
+				f, err := os.OpenFile(filepath.Join(dir, "d1", "f25.txt"), os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if _, err := f.WriteString("a needle more\n"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			err: "the filesystem changed since this cursor was issued",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(d time.Duration) { nextPageHold = d }(nextPageHold)
+			nextPageHold = 100 * time.Millisecond
+			defer func(n int) { aheadMaxWorkers = n }(aheadMaxWorkers)
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+			var outcomes, again int // the second page's (aheadDone)
+			second := func(workers int) (pageRecord, bool, bool, error) {
+				aheadMaxWorkers = workers
+				dir, r := nextPageTree(t, needle)
+				args := searchArgs{Query: json.RawMessage(`"` + needle + `"`), Limit: json.RawMessage(`5`)}
+				p, err := r.searchText(context.Background(), args)
+				if err != nil || p.next == nil {
+					t.Fatalf("first page: %v (cursor %v)", err, p != nil && p.next != nil)
+				}
+				args.Cursor, _ = json.Marshal(*p.next)
+				if tc.between != nil {
+					tc.between(t, dir, r, args)
+				}
+				if tc.limit != 0 {
+					args.Limit = json.RawMessage(fmt.Sprint(tc.limit))
+				}
+				found, taken := false, false
+				nextPageDone = func(ok bool) { found, taken = true, ok }
+				aheadDone = func(tk, ag int) { outcomes, again = tk, ag }
+				defer func() { nextPageDone, aheadDone = nil, nil }()
+				p, err = r.searchText(context.Background(), args)
+				if err != nil {
+					return pageRecord{}, found, taken, err
+				}
+				rec := pageRecord{hash: p.fitter.hash()}
+				for _, it := range p.fitter.items {
+					rec.items = append(rec.items, string(it))
+				}
+				if p.next != nil {
+					rec.next = cursorPosition(t, *p.next)
+				}
+				return rec, found, taken, nil
+			}
+			want, _, _, wantErr := second(1)
+			got, found, taken, err := second(2)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("second page's error %v, alone %v, want %q", err, wantErr, tc.err)
+			}
+			if !slices.Equal(got.items, want.items) || got.next != want.next || got.hash != want.hash {
+				t.Fatalf("second page differs from the one scanned alone:\n got %v\nwant %v", got, want)
+			}
+			if taken != tc.taken {
+				t.Fatalf("next page taken over: %v (one kept then: %v), want %v", taken, found, tc.taken)
+			}
+			// A page taken over uses what was scanned for it: every file
+			// it reaches was planned, and none needs scanning again.
+			if taken && tc.err == "" && (outcomes == 0 || again != 0) {
+				t.Fatalf("the page took %d outcomes scanned ahead and scanned %d files again, want some and none", outcomes, again)
+			}
+		})
+	}
+}
+
+// cursorPosition is the position a search_text cursor holds, without the
+// state it binds (which differs between two trees written alike).
+func cursorPosition(t *testing.T, tok string) string {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	b, err := base64.RawURLEncoding.DecodeString(parts[0])
+	var body struct {
+		P map[string]any `json:"p"`
+	}
+	if err != nil || json.Unmarshal(b, &body) != nil || body.P == nil {
+		t.Fatalf("cursor %q: no position (%v)", tok, err)
+	}
+	delete(body.P, "s")
+	return fmt.Sprint(body.P)
+}
+
+// nextPageTree writes 40 files of 2-3 KiB in two directories, every third
+// holding needle on two lines, and opens them as a root whose pages hold 5
+// items and scan 16 KiB.
+func nextPageTree(t *testing.T, needle string) (string, *Root) {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range 40 {
+		body := strings.Repeat(fmt.Sprintf("line %d of plain text\n", i), 100+i)
+		if i%3 == 1 {
+			body += "one " + needle + "\nand a " + needle + " again\n"
+		}
+		p := filepath.Join(dir, fmt.Sprintf("d%d", i%2), fmt.Sprintf("f%02d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lim := DefaultLimits
+	lim.MaxScanBytes = 16384
+	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return dir, r
+}
+
+// TestNextPageEarlyFiles: a next page of many small files scans at most
+// nextPageEarlyFiles of them before it is asked for, so the descriptors
+// it holds open meanwhile (those files', to check them again, and the
+// next group's) stay few; asked for, it scans the rest and answers as a
+// page alone does.
+func TestNextPageEarlyFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 400 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i)), []byte("a needle\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lim := DefaultLimits
+	lim.MaxScanBytes = 16384
+	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	// A search with no cursor makes what a Root keeps for its life (the
+	// inotify instances, the /proc/self/fd directory).
+	if p, err := r.searchText(context.Background(), searchArgs{Query: json.RawMessage(`"absent"`)}); err != nil || p.next != nil {
+		t.Fatalf("warm-up search: %v", err)
+	}
+	args := searchArgs{Query: json.RawMessage(`"needle"`), Limit: json.RawMessage(`5`)}
+	fds := openFDs(t)
+	p, err := r.searchText(context.Background(), args)
+	if err != nil || p.next == nil {
+		t.Fatalf("first page: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // the next page scans what it may
+	if held, most := openFDs(t)-fds, nextPageEarlyFiles+confine.BatchSize; held > most {
+		t.Fatalf("a next page not asked for holds %d descriptors, want at most %d", held, most)
+	}
+	args.Cursor, _ = json.Marshal(*p.next)
+	taken := false
+	nextPageDone = func(ok bool) { taken = ok }
+	defer func() { nextPageDone = nil }()
+	p, err = r.searchText(context.Background(), args)
+	if err != nil || len(p.fitter.items) != 5 || !taken {
+		t.Fatalf("second page: %v, %d items, taken over %v; want 5 items from a page taken over", err, len(p.fitter.items), taken)
+	}
+}
