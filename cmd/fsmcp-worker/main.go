@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fsmcp/fsmcp/worker"
+	"github.com/fsmcp/fsmcp/worker/heapfloor"
 	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/fsmcp/fsmcp/worker/nbio"
 	"github.com/fsmcp/fsmcp/worker/profile"
@@ -26,6 +27,9 @@ import (
 
 // exitUsage is the exit status of a configuration error (EX_USAGE).
 const exitUsage = 64
+
+// gcHeadroom is how much a small heap may grow between collections.
+const gcHeadroom = 4 << 20
 
 const usage = `Usage: fsmcp-worker --root DIR --include GLOB [options]
 
@@ -106,6 +110,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
 		worker.SetSearchProcs(2)
+	}
+	// A small live heap may grow by gcHeadroom between collections
+	// (heapfloor; docs/performance.md), unless GOGC is set.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		heapfloor.Start(gcHeadroom)
 	}
 	if wire.Launched() {
 		if err := wire.Serve(srv, jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes)); err != nil {
