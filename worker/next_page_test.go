@@ -197,6 +197,13 @@ func nextPageTree(t *testing.T, needle string) (string, *Root) {
 			t.Fatal(err)
 		}
 	}
+	return dir, smallPageRoot(t, dir)
+}
+
+// smallPageRoot opens dir as a root serving everything whose search pages
+// scan 16 KiB; it closes with the test.
+func smallPageRoot(t *testing.T, dir string) *Root {
+	t.Helper()
 	lim := DefaultLimits
 	lim.MaxScanBytes = 16384
 	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
@@ -204,7 +211,7 @@ func nextPageTree(t *testing.T, needle string) (string, *Root) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	return dir, r
+	return r
 }
 
 // TestNextPageEarlyFiles: a next page of many small files scans at most
@@ -219,13 +226,7 @@ func TestNextPageEarlyFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	lim := DefaultLimits
-	lim.MaxScanBytes = 16384
-	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := smallPageRoot(t, dir)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	// A search with no cursor makes what a Root keeps for its life (the
 	// inotify instances, the /proc/self/fd directory).
