@@ -132,8 +132,12 @@ func (c *inventories) expire() {
 }
 
 // isKept reports whether inv is the inventory kept for the scope dir now.
+// It does not wait for another search's walk: a cache busy walking
+// answers false.
 func (c *inventories) isKept(dir string, inv *inventory) bool {
-	c.mu.Lock()
+	if !c.mu.TryLock() {
+		return false
+	}
 	defer c.mu.Unlock()
 	return inv != nil && c.scopes[dir] == inv
 }

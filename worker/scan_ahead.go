@@ -74,7 +74,7 @@ type scanAhead struct {
 }
 
 // nextPageEarlyFiles bounds the files a next page scans before it is
-// asked for, and so the descriptors it holds open meanwhile (see take).
+// asked for, and so the descriptors it holds open meanwhile (see confirm).
 const nextPageEarlyFiles = 4 * confine.BatchSize
 
 // aheadSlot is one file to scan ahead: where it starts and with what
@@ -220,11 +220,10 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 		a.slots[i].budget = plan[i]
 	}
 	a.slots[0].pos = pos
-	if !nextPage {
-		a.next.Store(1) // the page scans its first file itself
-	}
 	if nextPage {
 		a.asked = make(chan struct{})
+	} else {
+		a.next.Store(1) // the page scans its first file itself
 	}
 	for range workers - 1 {
 		go func() {
