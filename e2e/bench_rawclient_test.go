@@ -56,6 +56,62 @@ func BenchmarkRead12MBRawClient(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchText200MBRawClient is SearchText200MB/default with the
+// go-sdk client replaced by rawWorker: on two cores the go-sdk client's
+// decoding of each of the 50 pages (twice: content and structuredContent)
+// runs beside the worker, so this is the worker's own figure against
+// `rg -F`, taking turns with it on the same tree as there. Both are
+// reported in docs/performance.md.
+func BenchmarkSearchText200MBRawClient(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short: no 200 MB tree; BenchmarkSearchText covers the path")
+	}
+	t := benchTree(b, benchBigFiles, benchBigMean)
+	w := startRawWorker(b, append([]string{"--root", t.root, "--include", "**"}, benchFlags(benchTreeLimits())...)...)
+	search := func() int {
+		args := map[string]any{"query": benchNeedle}
+		matches := 0
+		for pages := 1; ; pages++ {
+			p := w.call(b, "search_text", args)
+			for _, it := range p.Result.StructuredContent.Items {
+				if !strings.Contains(it.Text, benchNeedle) {
+					b.Fatalf("match %q lacks the literal", it.Text)
+				}
+				matches++
+			}
+			next := p.Result.StructuredContent.NextCursor
+			if next == nil {
+				if matches != benchNeedleFiles {
+					b.Fatalf("search_text found %d matches, want %d", matches, benchNeedleFiles)
+				}
+				return pages
+			}
+			args = map[string]any{"query": benchNeedle, "cursor": *next}
+		}
+	}
+	pages := search()
+	rg := benchTool(b, "rg")
+	if rg == "" {
+		b.Fatal("this benchmark's reference is ripgrep: apt-get install ripgrep")
+	}
+	if n := benchRipgrep(b, rg, benchNeedle, t.root); n != benchNeedleFiles {
+		b.Fatalf("rg counted %d, want %d", n, benchNeedleFiles)
+	}
+	var workerCPU, rgCPU time.Duration
+	var c benchClock
+	b.SetBytes(t.bytes)
+	b.ResetTimer()
+	for range b.N {
+		before := procRunTime(b, w.pid)
+		c.measure(func() { search() })
+		workerCPU += procRunTime(b, w.pid) - before
+		c.reference(b, "rg", func() { rgCPU += benchChildrenCPU(func() { benchRipgrep(b, rg, benchNeedle, t.root) }) })
+	}
+	c.report(b)
+	c.perOp(b, pages, "ns/page")
+	b.ReportMetric(float64(workerCPU)/float64(rgCPU), "cpu-x-rg")
+}
+
 // rawWorker is a worker process spoken to in JSON-RPC lines.
 type rawWorker struct {
 	in  io.WriteCloser
