@@ -185,10 +185,11 @@ func (w *walk) charge(path string) error {
 
 // fileServed decides whether the file entry at path is served: the
 // selector (by name only, before any stat) and then the size cap. pre is
-// the entry's stat if the walk made it ahead (prestat), else nil; the
+// the entry's stat if the walk made it ahead (prestat, which stats only
+// files the selector serves, so it is not asked again), else nil; the
 // stat is returned when there is one, made by the size cap or ahead.
 func (w *walk) fileServed(d *confine.Dir, path, name string, pre *confine.Stated) (bool, *confine.Stated, error) {
-	if !w.r.sel.FileSelected(path) {
+	if pre == nil && !w.r.sel.FileSelected(path) {
 		return false, nil, nil
 	}
 	st := pre
@@ -212,9 +213,10 @@ func (w *walk) fileServed(d *confine.Dir, path, name string, pre *confine.Stated
 
 // prestat stats, when the walk wants every served file's identity
 // (w.stats), the files of es the selector serves, all at once
-// (confine.StatNames), and returns their stats aligned with es; nil
-// otherwise.
-func (w *walk) prestat(d *confine.Dir, dir string, es []entry) []confine.Stated {
+// (confine.StatNames). It returns their stats aligned with es, nil for
+// the entries the selector does not serve (and directories); nil when
+// the walk stats nothing ahead.
+func (w *walk) prestat(d *confine.Dir, dir string, es []entry) []*confine.Stated {
 	if !w.stats {
 		return nil
 	}
@@ -226,24 +228,33 @@ func (w *walk) prestat(d *confine.Dir, dir string, es []entry) []confine.Stated 
 			at = append(at, i)
 		}
 	}
-	if len(names) == 0 {
-		return nil
-	}
+	out := make([]*confine.Stated, len(es))
 	got := make([]confine.Stated, len(names))
-	w.r.dir.StatNames(d, names, got)
-	out := make([]confine.Stated, len(es))
+	if len(names) > 0 {
+		w.r.dir.StatNames(d, names, got)
+	}
 	for k, i := range at {
-		out[i] = got[k]
+		out[i] = &got[k]
 	}
 	return out
 }
 
-// preOf is entry i's stat in pres (prestat's), or nil.
-func preOf(pres []confine.Stated, i int) *confine.Stated {
-	if pres == nil {
-		return nil
+// serveFile calls fn for the file entry es[i] of d at dir if it is
+// served; pres is prestat's for es.
+func (w *walk) serveFile(d *confine.Dir, dir string, es []entry, i int, pres []*confine.Stated, fn func(d *confine.Dir, path, name string, st *confine.Stated) error) error {
+	var pre *confine.Stated
+	if pres != nil {
+		if pre = pres[i]; pre == nil {
+			return nil // not served by name
+		}
 	}
-	return &pres[i]
+	name := es[i].name
+	path := relpath.Join(dir, name)
+	ok, st, err := w.fileServed(d, path, name, pre)
+	if err != nil || !ok {
+		return err
+	}
+	return fn(d, path, name, st)
 }
 
 // eachFile calls fn for every served file below dir (open as d), in path
@@ -259,33 +270,27 @@ func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path
 		if err := w.visit(); err != nil {
 			return err
 		}
-		path := relpath.Join(dir, e.name)
-		if e.kind == confine.KindDir {
-			if w.r.sel.PruneDir(path) {
-				continue
-			}
-			sub, err := w.enter(d, path)
-			if err != nil {
-				return err
-			}
-			if sub == nil {
-				continue
-			}
-			err = w.eachFile(sub, path, fn)
-			sub.Close()
-			if err != nil {
+		if e.kind != confine.KindDir {
+			if err := w.serveFile(d, dir, es, i, pres, fn); err != nil {
 				return err
 			}
 			continue
 		}
-		ok, st, err := w.fileServed(d, path, e.name, preOf(pres, i))
+		path := relpath.Join(dir, e.name)
+		if w.r.sel.PruneDir(path) {
+			continue
+		}
+		sub, err := w.enter(d, path)
 		if err != nil {
 			return err
 		}
-		if ok {
-			if err := fn(d, path, e.name, st); err != nil {
-				return err
-			}
+		if sub == nil {
+			continue
+		}
+		err = w.eachFile(sub, path, fn)
+		sub.Close()
+		if err != nil {
+			return err
 		}
 	}
 	return nil

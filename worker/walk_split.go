@@ -289,19 +289,12 @@ func (w *walk) runJob(j walkJob, files *[]scopedFile) error {
 		return w.eachFile(sub, path, fn)
 	}
 	pres := w.prestat(j.d, j.dir, j.es)
-	for i, e := range j.es {
+	for i := range j.es {
 		if err := w.visit(); err != nil {
 			return err
 		}
-		path := relpath.Join(j.dir, e.name)
-		ok, st, err := w.fileServed(j.d, path, e.name, preOf(pres, i))
-		if err != nil {
+		if err := w.serveFile(j.d, j.dir, j.es, i, pres, fn); err != nil {
 			return err
-		}
-		if ok {
-			if err := fn(j.d, path, e.name, st); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
