@@ -140,14 +140,11 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 		fd, st, err := checkAndReopen(b.pfd[i], b.clean[i])
 		switch {
 		case err == nil:
-			out[i] = Opened{R: &Reader{fd: fd, rel: b.clean[i], nlink: uint64(st.Nlink)}, ID: identityOf(st)} //nolint:unconvert // Nlink is not uint64 on every arch
+			out[i], b.state[i] = Opened{R: &Reader{fd: fd, rel: b.clean[i], nlink: uint64(st.Nlink)}, ID: identityOf(st)}, stDone //nolint:unconvert // Nlink is not uint64 on every arch
 		case err == errNoProc:
 			b.state[i] = stRedo // not seen: /proc/self/fd was opened above
 		default:
-			out[i] = Opened{Err: err}
-		}
-		if b.state[i] == stOpen {
-			b.state[i] = stDone
+			out[i], b.state[i] = Opened{Err: err}, stDone
 		}
 		b.ops = append(b.ops, uring.Close(b.pfd[i]))
 	}
