@@ -16,14 +16,18 @@
 package heapfloor
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 )
 
-// liveMetric is the heap the last collection found live.
-const liveMetric = "/gc/heap/live:bytes"
+// The heap the last collection found live, and the GOGC percentage.
+const (
+	liveMetric    = "/gc/heap/live:bytes"
+	percentMetric = "/gc/gogc:percent"
+)
 
 var once sync.Once
 
@@ -32,11 +36,13 @@ var once sync.Once
 // alone if collection is off). Only the first call has an effect.
 func Start(headroom uint64) {
 	once.Do(func() {
-		base := debug.SetGCPercent(100)
-		debug.SetGCPercent(base)
-		if base <= 0 {
+		s := []metrics.Sample{{Name: percentMetric}}
+		metrics.Read(s)
+		v := s[0].Value.Uint64() // GOGC=off reads as -1, wrapped
+		if v == 0 || v > math.MaxInt32 {
 			return
 		}
+		base := int(v)
 		w := &watcher{base: base, headroom: headroom, sample: []metrics.Sample{{Name: liveMetric}}}
 		w.arm()
 	})

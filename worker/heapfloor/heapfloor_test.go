@@ -30,7 +30,7 @@ func TestPercent(t *testing.T) {
 func TestStart(t *testing.T) {
 	const headroom = 256 << 20
 	Start(headroom)
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: liveMetric}}
+	s := []metrics.Sample{{Name: percentMetric}, {Name: liveMetric}}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		runtime.GC()
