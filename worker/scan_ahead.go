@@ -63,14 +63,16 @@ type scanAhead struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	release func()
-	// nextPage: started for a page not yet asked for (next_page.go); its
-	// goroutine claims slot 0 too, and claims no slot from
-	// nextPageEarlyFiles on until asked (closed when a page takes it
-	// over). unlink then detaches it from that page's context.
-	nextPage bool
-	asked    chan struct{}
-	unlink   func()
+	// asked is set for a next page, one started before it is asked for
+	// (next_page.go): its goroutine claims slot 0 too, and claims no slot
+	// from nextPageEarlyFiles on until asked is closed (when a page takes
+	// it over). unlink then detaches it from that page's context.
+	asked  chan struct{}
+	unlink func()
 }
+
+// isNextPage reports whether a was started before its page was asked for.
+func (a *scanAhead) isNextPage() bool { return a.asked != nil }
 
 // nextPageEarlyFiles bounds the files a next page scans before it is
 // asked for, and so the descriptors it holds open meanwhile (see confirm).
@@ -210,7 +212,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	}
 	a := &scanAhead{
 		r: r, files: files, first: first, slots: make([]aheadSlot, n), guards: guards,
-		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), release: release, nextPage: nextPage,
+		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), release: release,
 	}
 	a.opens = newPageOpens(r, files[first:first+n])
 	a.ctx, a.cancel = context.WithCancel(ctx)
@@ -240,7 +242,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 // nextPageEarlyFiles files, until it is asked for; false if it is dropped
 // meanwhile.
 func (a *scanAhead) mayClaim() bool {
-	if !a.nextPage || a.next.Load() < nextPageEarlyFiles {
+	if !a.isNextPage() || a.next.Load() < nextPageEarlyFiles {
 		return true
 	}
 	select {
@@ -293,7 +295,7 @@ func (a *scanAhead) has(i int) bool { return a != nil && i >= a.first && i < a.f
 func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
 	s := &a.slots[i-a.first]
 	if i == a.first {
-		if !a.nextPage || a.next.CompareAndSwap(0, 1) {
+		if !a.isNextPage() || a.next.CompareAndSwap(0, 1) {
 			a.scan(sc, 0)
 		} else {
 			<-s.ready
@@ -323,7 +325,7 @@ func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
 // while it was read, is scanned again.
 func (a *scanAhead) confirm(i int) *fileScan {
 	res := &a.slots[i-a.first].res
-	if !a.nextPage || !a.opens.isEarly(i-a.first) {
+	if !a.isNextPage() || !a.opens.isEarly(i-a.first) {
 		return res
 	}
 	f := a.opens.unhold(i - a.first)
@@ -369,7 +371,7 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	var items []textMatch
 	cost := 0
 	op := a.opens.take(k)
-	keep := a.nextPage && a.opens.isEarly(k) // known once its group opened
+	keep := a.isNextPage() && a.opens.isEarly(k) // known once its group opened
 	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, s.pos, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
