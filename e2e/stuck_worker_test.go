@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -208,6 +209,56 @@ func TestWorkerStuckRead(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWorkerStuckReadSignalled: a read blocked in the kernel stays blocked
+// when the worker's threads get a signal they handle: the file system
+// answers the interrupted read EINTR and the worker reads again, sending
+// nothing for the call. The Go runtime sends such a signal itself (SIGURG
+// preempts a goroutine): one reaching a thread as it entered its read of
+// stuck.txt made TestWorkerCapStuckReads answer "path is not a readable
+// regular file" now and then, while the file system answered an
+// interrupted read EIO.
+func TestWorkerStuckReadSignalled(t *testing.T) {
+	dir, s := stuckMount(t)
+	p := startLines(t, workerBin, "--root", dir, "--include", "**")
+	p.send(t, rawCall("1", "read_text_file", `{"path":"stuck.txt"}`))
+	waitBlocked(t, s, 1)
+	for range 5 {
+		signalThreads(t, p.cmd.Process.Pid, syscall.SIGURG)
+		p.quiet(t, 50*time.Millisecond)
+	}
+	p.quiet(t, 200*time.Millisecond)
+	if n := s.Interrupted.Load(); n < 1 {
+		t.Fatalf("no read of stuck.txt was interrupted by the signals")
+	}
+	if n := s.Blocked.Load(); n != 1 {
+		t.Fatalf("%d opens of stuck.txt were read, want 1 (the call's, read again after each interruption)", n)
+	}
+	p.send(t, rawCall("2", "read_text_file", `{"path":"ok.txt"}`))
+	if r := p.recv(t, 20*time.Second); string(r.ID) != "2" || r.Result == nil || r.Result.IsError || !strings.Contains(string(r.Result.StructuredContent), "fine") {
+		t.Fatalf("read of ok.txt: id %s, result %+v, error %+v", r.ID, r.Result, r.Error)
+	}
+	p.quiet(t, 200*time.Millisecond) // still nothing for call 1
+}
+
+// signalThreads sends sig to every thread of process pid, as the Go
+// runtime sends SIGURG to the one thread it preempts.
+func signalThreads(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			t.Fatalf("thread %q of process %d: %v", task.Name(), pid, err)
+		}
+		if err := syscall.Tgkill(pid, tid, sig); err != nil && err != syscall.ESRCH {
+			t.Fatalf("signal thread %d of process %d: %v", tid, pid, err)
+		}
 	}
 }
 

@@ -23,8 +23,13 @@ const StuckText = "fine\n"
 type Stuck struct {
 	fs.Inode
 
-	// Blocked counts the reads of stuck.txt that have started.
+	// Blocked counts the opens of stuck.txt whose first read has started:
+	// a read interrupted and started again on the same open counts once.
 	Blocked atomic.Int32
+
+	// Interrupted counts the reads of stuck.txt the kernel interrupted
+	// (their reader got a signal).
+	Interrupted atomic.Int32
 
 	// Gated, set before Mount, are more files of the root (name ->
 	// content) whose reads wait until a read of stuck.txt has started (at
@@ -114,18 +119,32 @@ func (f *stuckFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOu
 	return 0
 }
 
-// Open asks for direct I/O, so every read reaches Read (no page cache).
-func (f *stuckFile) Open(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	return nil, fuse.FOPEN_DIRECT_IO, 0
+// stuckOpen is one open of stuck.txt.
+type stuckOpen struct {
+	reading atomic.Bool // a read of it has started
 }
 
-// Read never answers while the test runs; the kernel's interrupt (the
-// reader was killed) ends it on this side.
-func (f *stuckFile) Read(ctx context.Context, _ fs.FileHandle, _ []byte, _ int64) (fuse.ReadResult, syscall.Errno) {
-	f.s.Blocked.Add(1)
+// Open asks for direct I/O, so every read reaches Read (no page cache).
+func (f *stuckFile) Open(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return &stuckOpen{}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// Read never answers while the test runs. The kernel interrupts it when
+// its reader gets a signal; the answer is then EINTR, the answer the
+// kernel's FUSE protocol gives an interrupted request: a reader that was
+// killed ends, and one that handles the signal and lives on (a Go program
+// gets SIGURG from its own runtime, which preempts goroutines with it)
+// reads again and is stuck again, as on a stalled share. An I/O error
+// instead would fail the read of a reader that was only signalled.
+func (f *stuckFile) Read(ctx context.Context, h fs.FileHandle, _ []byte, _ int64) (fuse.ReadResult, syscall.Errno) {
+	if o, ok := h.(*stuckOpen); !ok || o.reading.CompareAndSwap(false, true) {
+		f.s.Blocked.Add(1)
+	}
 	select {
 	case <-f.s.release:
+		return nil, syscall.EIO
 	case <-ctx.Done():
+		f.s.Interrupted.Add(1)
+		return nil, syscall.EINTR
 	}
-	return nil, syscall.EIO
 }
