@@ -110,8 +110,7 @@ func benchExit(b *testing.B, frozen bool) {
 		p := startSupervisorArgs(b, []string{"--manifest", file, "--worker", bins.worker, "--grace", "500ms"})
 		pids := p.workerPIDs(b)
 		if frozen {
-			pid := p.workerOf(b, "one")
-			_ = syscall.Kill(pid, syscall.SIGSTOP)
+			freeze(b, p.workerOf(b, "one"))
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()

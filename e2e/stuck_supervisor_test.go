@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,9 +69,7 @@ func TestSupervisorFrozenWorker(t *testing.T) {
 	file := writeManifest(t, rootSpec{name: "frozen", path: ws}, rootSpec{name: "healthy", path: ws})
 	p := startSupervisor(t, file, bins.worker)
 	old := p.workerOf(t, "frozen")
-	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	freeze(t, old)
 	t.Cleanup(func() { _ = syscall.Kill(old, syscall.SIGKILL) })
 	type outcome struct {
 		res  *mcp.CallToolResult
@@ -114,6 +113,43 @@ func TestSupervisorFrozenWorker(t *testing.T) {
 	if pid := p.workerOf(t, "frozen"); pid == old {
 		t.Error("the frozen root is served by its old worker")
 	}
+}
+
+// freeze stops process pid with SIGSTOP and waits until every thread of
+// it is stopped. kill(2) returns before that: the thread picked for the
+// signal stops the others once it runs, and meanwhile they run on, so a
+// call sent at once can still be answered (on a loaded machine it was,
+// failing TestSupervisorFrozenWorker).
+func freeze(t testing.TB, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, fmt.Sprintf("every thread of process %d to stop", pid), func() bool {
+		return allStopped(pid)
+	})
+}
+
+// allStopped reports whether every thread of process pid is in state T
+// (stopped).
+func allStopped(pid int) bool {
+	task := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	tids, err := os.ReadDir(task)
+	if err != nil || len(tids) == 0 {
+		return false
+	}
+	for _, tid := range tids {
+		b, err := os.ReadFile(filepath.Join(task, tid.Name(), "stat"))
+		if err != nil {
+			return false
+		}
+		// The state follows the parenthesised command name.
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i < 0 || !strings.HasPrefix(s[i+1:], " T") {
+			return false
+		}
+	}
+	return true
 }
 
 // TestSupervisorCallTimeout: a call past its root's call_timeout gets a
@@ -264,9 +300,7 @@ func TestSupervisorStopsBounded(t *testing.T) {
 			p := startSupervisorArgs(t, []string{"--manifest", file, "--worker", bins.worker, "--grace", "500ms"})
 			pids := p.workerPIDs(t)
 			frozen := p.workerOf(t, "frozen")
-			if err := syscall.Kill(frozen, syscall.SIGSTOP); err != nil {
-				t.Fatal(err)
-			}
+			freeze(t, frozen)
 			t.Cleanup(func() { _ = syscall.Kill(frozen, syscall.SIGKILL) })
 			go func() { _, _ = readCall(p.session, "frozen", "a.txt", 30*time.Second) }()
 			time.Sleep(100 * time.Millisecond)
