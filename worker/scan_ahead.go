@@ -64,7 +64,7 @@ type scanAhead struct {
 	cancel  context.CancelFunc
 	release func()
 	// asked is set for a next page, one started before it is asked for
-	// (next_page.go): its goroutine claims slot 0 too, and claims no slot
+	// (next_page.go): its goroutines claim slot 0 too, and claim no slot
 	// from nextPageEarlyFiles on until asked is closed (when a page takes
 	// it over). unlink then detaches it from that page's context.
 	asked  chan struct{}
@@ -191,9 +191,9 @@ func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, fi
 }
 
 // newAhead is startAhead, or with nextPage the scan of a page not yet asked
-// for (next_page.go): one goroutine then scans its files from the first,
-// which the page's own joins once the page is asked for, and one file is
-// enough to start.
+// for (next_page.go): as many goroutines as scan a page then scan its
+// files from the first, the page's own joins them once the page is asked
+// for, and one file is enough to start.
 func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards, nextPage bool) *scanAhead {
 	plan := aheadBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
 	n := len(plan)
@@ -204,7 +204,10 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	procs := min(runtime.GOMAXPROCS(0), aheadMaxWorkers)
 	workers := min(procs, n)
 	if nextPage {
-		workers = 2 // the page's goroutine joins once it is asked for
+		// The page's goroutine is busy answering, and then waits for the
+		// next request: procs goroutines scan meanwhile, and it joins
+		// them once the page is asked for.
+		workers = min(procs, n) + 1
 	}
 	if procs < 2 || workers < 2 {
 		release()
@@ -231,24 +234,40 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 			sc := textscan.NewScanner(s.m)
 			sc.SetContext(a.ctx)
 			defer sc.Release()
-			for a.mayClaim() && a.work(sc) {
+			for a.mayClaim() {
+				a.work(sc)
 			}
 		}()
 	}
 	return a
 }
 
-// mayClaim waits, in a next page not yet asked for that has claimed
-// nextPageEarlyFiles files, until it is asked for; false if it is dropped
-// meanwhile.
+// mayClaim reports whether a slot may be left to claim: false once every
+// slot is claimed. A next page not yet asked for that has claimed
+// nextPageEarlyFiles files first waits until it is asked for; false if it
+// is dropped meanwhile.
 func (a *scanAhead) mayClaim() bool {
-	if !a.isNextPage() || a.next.Load() < nextPageEarlyFiles {
+	k := a.next.Load()
+	if k >= int64(len(a.slots)) {
+		return false
+	}
+	if !a.isNextPage() || k < nextPageEarlyFiles {
 		return true
 	}
 	select {
 	case <-a.asked:
 		return true
 	case <-a.ctx.Done():
+		return false
+	}
+}
+
+// wasAsked reports whether a next page has been asked for.
+func (a *scanAhead) wasAsked() bool {
+	select {
+	case <-a.asked:
+		return true
+	default:
 		return false
 	}
 }
@@ -349,14 +368,19 @@ func (a *scanAhead) confirm(i int) *fileScan {
 }
 
 // work claims the next slot and scans its file with sc; false when every
-// slot is claimed.
+// slot is claimed, or a next page not yet asked for has claimed
+// nextPageEarlyFiles.
 func (a *scanAhead) work(sc *textscan.Scanner) bool {
-	k := int(a.next.Add(1) - 1)
-	if k >= len(a.slots) {
-		return false
+	for {
+		k := a.next.Load()
+		if k >= int64(len(a.slots)) || k >= nextPageEarlyFiles && a.isNextPage() && !a.wasAsked() {
+			return false
+		}
+		if a.next.CompareAndSwap(k, k+1) {
+			a.scan(sc, int(k))
+			return true
+		}
 	}
-	a.scan(sc, k)
-	return true
 }
 
 // scan scans slot k's file with sc and marks it ready.
