@@ -252,3 +252,62 @@ func TestNextPageEarlyFiles(t *testing.T) {
 		t.Fatalf("second page: %v, %d items, taken over %v; want 5 items from a page taken over", err, len(p.fitter.items), taken)
 	}
 }
+
+// TestNextPageReadAfterAsked: a file of a next page opened before the
+// page is asked for but read after (the group opened past
+// nextPageEarlyFiles) is checked by the read's own identity check, during
+// the call: written through a link made after the walk before the page is
+// asked for, it fails the page's cursor as it does a page scanned alone;
+// unwritten, its outcome is taken without scanning it again.
+func TestNextPageReadAfterAsked(t *testing.T) {
+	// 400 files of 100 bytes: a 16 KiB page ends in f163, so the next
+	// page scans f163 to f226 before it is asked for and has f227 to
+	// f242 open; f235 holds the needle.
+	const target = "f235.txt"
+	for _, write := range []bool{false, true} {
+		t.Run(fmt.Sprintf("written=%v", write), func(t *testing.T) {
+			dir := t.TempDir()
+			for i := range 400 {
+				body := strings.Repeat("x", 99) + "\n"
+				if name := fmt.Sprintf("f%03d.txt", i); name == target {
+					body = "a needle" + body[8:]
+				}
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i)), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := smallPageRoot(t, dir)
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+			args := searchArgs{Query: json.RawMessage(`"needle"`)}
+			p, err := r.searchText(context.Background(), args)
+			if err != nil || p.next == nil || len(p.fitter.items) != 0 {
+				t.Fatalf("first page: %v, %d items, cursor %v; want none and a cursor", err, len(p.fitter.items), p != nil && p.next != nil)
+			}
+			time.Sleep(100 * time.Millisecond) // the next page scans what it may
+			if write {
+				link := filepath.Join(t.TempDir(), "link")
+				if err := os.Link(filepath.Join(dir, target), link); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(link, []byte("a NEEDLE"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args.Cursor, _ = json.Marshal(*p.next)
+			taken, again := false, -1
+			nextPageDone = func(ok bool) { taken = ok }
+			aheadDone = func(_, ag int) { again = ag }
+			defer func() { nextPageDone, aheadDone = nil, nil }()
+			p, err = r.searchText(context.Background(), args)
+			if !taken {
+				t.Fatal("the second page did not take its next page over")
+			}
+			switch {
+			case write && (err == nil || !strings.Contains(err.Error(), "the filesystem changed since this cursor was issued")):
+				t.Fatalf("second page after %s was written: %v; want the cursor refused", target, err)
+			case !write && (err != nil || len(p.fitter.items) != 1 || again != 0):
+				t.Fatalf("second page: %v, %d items, %d files scanned again; want 1 item, none again", err, len(p.fitter.items), again)
+			}
+		})
+	}
+}

@@ -85,6 +85,9 @@ type aheadSlot struct {
 	budget int64
 	ready  chan struct{}
 	res    fileScan
+	// readAsked: a next page's file opened before the page was asked
+	// for, and read and checked again after (see confirm).
+	readAsked bool
 }
 
 // textMatch is one match as the page adds it: its JSON and the bytes the
@@ -339,29 +342,34 @@ func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
 // this call: its identity is checked again now, on the descriptor it was
 // read through, so a change since (even one no watch reports, such as a
 // write through a hard link made after the walk) fails the page as a
-// page that opened the file now would. Such an outcome without a
-// descriptor (a file that could not be opened), or refused as written
-// while it was read, is scanned again.
+// page that opened the file now would. A file read after the page was
+// asked for had that check after its read, during this call, and needs no
+// other. Such an outcome without a descriptor (a file that could not be
+// opened), or refused as written while it was read, is scanned again.
 func (a *scanAhead) confirm(i int) *fileScan {
-	res := &a.slots[i-a.first].res
+	s := &a.slots[i-a.first]
+	res := &s.res
 	if !a.isNextPage() || !a.opens.isEarly(i-a.first) {
 		return res
 	}
-	f := a.opens.unhold(i - a.first)
-	if f == nil {
-		if res.err == nil {
-			return &fileScan{again: true}
+	if !s.readAsked {
+		f := a.opens.unhold(i - a.first)
+		if f == nil {
+			if res.err == nil {
+				return &fileScan{again: true}
+			}
+			return res
 		}
-		return res
+		id, err := f.Identity()
+		a.opens.closer.Close(f)
+		if err != nil || id != a.files[i].id {
+			return &fileScan{err: errMoved}
+		}
 	}
-	id, err := f.Identity()
-	a.opens.closer.Close(f)
-	switch {
-	case err != nil || id != a.files[i].id:
-		return &fileScan{err: errMoved}
-	case errors.Is(res.err, errChangedWhileReading):
-		// Written while read, before this call, and as the inventory
-		// has it now: the page reads it as it is now.
+	if errors.Is(res.err, errChangedWhileReading) {
+		// Written while read, or since it was opened before this call
+		// (the check after the read found it changed), and as the
+		// inventory has it now: the page reads it as it is now.
 		return &fileScan{again: true}
 	}
 	return res
@@ -396,6 +404,8 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	cost := 0
 	op := a.opens.take(k)
 	keep := a.isNextPage() && a.opens.isEarly(k) // known once its group opened
+	// Asked for before the read: its checks after it are this call's.
+	asked := keep && a.wasAsked()
 	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, s.pos, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
@@ -407,6 +417,13 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	s.res.items = items
 	if f := s.res.held; f != nil {
 		s.res.held = nil
+		if asked {
+			// Opened as the inventory has it (scanOpened holds no
+			// other), read and checked after the page was asked for.
+			a.opens.closer.Close(f)
+			s.readAsked = true
+			return
+		}
 		if !a.opens.hold(k, f) {
 			a.opens.closer.Close(f)
 			s.res = fileScan{err: errPageEnded}
