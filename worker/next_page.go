@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/fsmcp/fsmcp/worker/textscan"
 )
 
 // A search_text page that hands out a cursor starts scanning the next
@@ -38,19 +40,28 @@ var nextPageDone func(taken bool)
 
 // nextPage is the next page of one search, scanned ahead of its request.
 type nextPage struct {
-	token  string     // the cursor the page before handed out
-	inv    *inventory // the scope's kept inventory
-	limit  int
-	ahead  *scanAhead
-	guards *pageGuards
-	timer  *time.Timer
+	token string     // the cursor the page before handed out
+	inv   *inventory // the scope's kept inventory
+	limit int
+	m     *textscan.Matcher
+	start textCursor // where it starts (State unset)
+	// hold and workers are nextPageHold and aheadMaxWorkers when the
+	// search's first next page started, for the pages after it.
+	hold    time.Duration
+	workers int
+	ahead   *scanAhead
+	guards  *pageGuards
+	timer   *time.Timer
 }
 
 // nextPages holds a Root's one next page scanned ahead: the last page of
-// any search to hand out a cursor starts the one kept.
+// any search to hand out a cursor starts the one kept. after is the page
+// after it, started when p was all scanned before it was asked for
+// (page_after.go).
 type nextPages struct {
 	mu     sync.Mutex
 	p      *nextPage
+	after  *nextPage
 	closed bool
 }
 
@@ -58,17 +69,24 @@ type nextPages struct {
 // the page hands out for it. Only a scope whose inventory is kept
 // qualifies: the next page can then tell that nothing changed.
 func (r *Root) startNextPage(s *search, inv *inventory, tok string, pos textCursor) {
-	if !r.inv.isKept(s.dir, inv) {
-		return
-	}
-	guards := &pageGuards{sg: r.dir.NewScanGuard()}
-	a := r.newAhead(context.Background(), s, inv.files, pos.File, pos.position(), guards, true)
-	if a == nil {
-		guards.close()
-		return
-	}
-	p := &nextPage{token: tok, inv: inv, limit: s.limit, ahead: a, guards: guards}
 	n := &r.next
+	after := n.takeAfter(inv, s.limit, pos)
+	if !r.inv.isKept(s.dir, inv) {
+		if after != nil {
+			after.drop()
+		}
+		return
+	}
+	p := after
+	if p == nil {
+		p = &nextPage{inv: inv, limit: s.limit, m: s.m, start: pos, hold: nextPageHold, workers: aheadMaxWorkers}
+		p.guards = &pageGuards{sg: r.dir.NewScanGuard()}
+		p.ahead = r.newAhead(context.Background(), s, inv.files, pos.File, pos.position(), p.guards, p.workers, func(a *scanAhead) { r.nextScanned(p, a) })
+		if p.ahead == nil {
+			p.guards.close()
+			return
+		}
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -78,8 +96,12 @@ func (r *Root) startNextPage(s *search, inv *inventory, tok string, pos textCurs
 	if n.p != nil {
 		n.p.drop()
 	}
+	p.token = tok
 	n.p = p
-	p.timer = time.AfterFunc(nextPageHold, func() { n.expire(p) })
+	p.timer = time.AfterFunc(p.hold, func() { n.expire(p) })
+	if after != nil && p.ahead.allReady() {
+		go r.nextScanned(p, p.ahead)
+	}
 }
 
 // takeNextPage returns the next page scanned ahead for a page resumed from
@@ -102,6 +124,9 @@ func (r *Root) takeNextPage(ctx context.Context, tok string, inv *inventory, lim
 	}
 	if !taken {
 		p.drop()
+		n.mu.Lock()
+		n.dropAfter() // it was p's
+		n.mu.Unlock()
 		return nil, nil
 	}
 	a := p.ahead
@@ -118,6 +143,7 @@ func (n *nextPages) expire(p *nextPage) {
 	if n.p == p {
 		n.p = nil
 		p.drop()
+		n.dropAfter()
 	}
 }
 
@@ -131,6 +157,7 @@ func (n *nextPages) close() {
 		n.p.drop()
 		n.p = nil
 	}
+	n.dropAfter()
 }
 
 // drop ends p's scans and gives its files and watches back.

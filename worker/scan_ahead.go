@@ -56,6 +56,7 @@ type scanAhead struct {
 	// item bounds: a file whose matches would take more than a page can
 	// hold stops collecting them, and the page scans it again itself.
 	limit, ceiling int
+	maxTermLen     int64
 
 	next    atomic.Int64 // the next slot to claim (0 is the page's own)
 	taken   int          // outcomes the page took (for aheadDone)
@@ -69,6 +70,11 @@ type scanAhead struct {
 	// it over). unlink then detaches it from that page's context.
 	asked  chan struct{}
 	unlink func()
+	// scanned, for a next page, is called by the last of its goroutines
+	// to stop (running counts them), once every slot is claimed or the
+	// page is dropped.
+	scanned func(*scanAhead)
+	running atomic.Int32
 }
 
 // isNextPage reports whether a was started before its page was asked for.
@@ -190,21 +196,23 @@ func (a *scanAhead) fits(i int, budget int64) bool {
 // (raised for the page where SetSearchProcs allows it). It returns nil
 // when only one goroutine would scan: the page then scans on its own.
 func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards) *scanAhead {
-	return r.newAhead(ctx, s, files, first, pos, guards, false)
+	return r.newAhead(ctx, s, files, first, pos, guards, aheadMaxWorkers, nil)
 }
 
-// newAhead is startAhead, or with nextPage the scan of a page not yet asked
+// newAhead is startAhead, or with scanned the scan of a page not yet asked
 // for (next_page.go): as many goroutines as scan a page then scan its
 // files from the first, the page's own joins them once the page is asked
-// for, and one file is enough to start.
-func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards, nextPage bool) *scanAhead {
+// for, one file is enough to start, and the last of them to stop calls
+// scanned. maxWorkers is aheadMaxWorkers, read by the caller.
+func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards, maxWorkers int, scanned func(*scanAhead)) *scanAhead {
+	nextPage := scanned != nil
 	plan := aheadBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
 	n := len(plan)
-	if n < 2 && !nextPage || n < 1 || aheadMaxWorkers < 2 {
+	if n < 2 && !nextPage || n < 1 || maxWorkers < 2 {
 		return nil
 	}
 	release := raiseProcs()
-	procs := min(runtime.GOMAXPROCS(0), aheadMaxWorkers)
+	procs := min(runtime.GOMAXPROCS(0), maxWorkers)
 	workers := min(procs, n)
 	if nextPage {
 		// The page's goroutine is busy answering, and then waits for the
@@ -218,7 +226,8 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	}
 	a := &scanAhead{
 		r: r, files: files, first: first, slots: make([]aheadSlot, n), guards: guards,
-		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), release: release,
+		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), maxTermLen: int64(s.m.MaxTermLen()),
+		release: release, scanned: scanned,
 	}
 	a.opens = newPageOpens(r, files[first:first+n])
 	a.ctx, a.cancel = context.WithCancel(ctx)
@@ -232,13 +241,17 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	} else {
 		a.next.Store(1) // the page scans its first file itself
 	}
+	a.running.Store(int32(workers - 1))
 	for range workers - 1 {
 		go func() {
 			sc := textscan.NewScanner(s.m)
 			sc.SetContext(a.ctx)
-			defer sc.Release()
 			for a.mayClaim() {
 				a.work(sc)
+			}
+			sc.Release()
+			if a.running.Add(-1) == 0 && a.scanned != nil {
+				a.scanned(a)
 			}
 		}()
 	}
