@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsmcp/fsmcp/worker/textscan"
@@ -52,6 +53,8 @@ type nextPage struct {
 	ahead   *scanAhead
 	guards  *pageGuards
 	timer   *time.Timer
+	// afterStarted: the page after this one was started (once at most).
+	afterStarted atomic.Bool
 }
 
 // nextPages holds a Root's one next page scanned ahead: the last page of
@@ -99,7 +102,9 @@ func (r *Root) startNextPage(s *search, inv *inventory, tok string, pos textCurs
 	p.token = tok
 	n.p = p
 	p.timer = time.AfterFunc(p.hold, func() { n.expire(p) })
-	if after != nil && p.ahead.allReady() {
+	if p.ahead.allReady() {
+		// Its goroutines may have stopped before it was kept here (a page
+		// after always has, or is about to): they found it not waiting.
 		go r.nextScanned(p, p.ahead)
 	}
 }

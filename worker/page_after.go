@@ -32,7 +32,8 @@ func (r *Root) nextScanned(p *nextPage, a *scanAhead) {
 		return
 	}
 	n := &r.next
-	if !n.waiting(p) {
+	// Its last goroutine and the page that keeps it may both get here.
+	if !n.waiting(p) || !p.afterStarted.CompareAndSwap(false, true) {
 		return
 	}
 	q := &nextPage{inv: p.inv, limit: p.limit, m: p.m, start: end, hold: p.hold, workers: p.workers}

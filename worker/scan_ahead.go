@@ -218,7 +218,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 		// The page's goroutine is busy answering, and then waits for the
 		// next request: procs goroutines scan meanwhile, and it joins
 		// them once the page is asked for.
-		workers = min(procs, n) + 1
+		workers++
 	}
 	if procs < 2 || workers < 2 {
 		release()
