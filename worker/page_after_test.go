@@ -62,12 +62,16 @@ func TestPageAfter(t *testing.T) {
 				args := searchArgs{Query: json.RawMessage(`"` + needle + `"`), Limit: json.RawMessage(`5`)}
 				var p *pageResult
 				var err error
-				for range 2 {
+				for i := range 2 {
 					if p, err = r.searchText(context.Background(), args); err != nil || p.next == nil {
 						t.Fatalf("page before the third: %v (cursor %v)", err, p != nil && p.next != nil)
 					}
 					args.Cursor, _ = json.Marshal(*p.next)
-					time.Sleep(50 * time.Millisecond) // the next page and the page after it are scanned
+					// The next page is all scanned and the page after it
+					// started (scanning alone, neither is).
+					if workers > 1 && i == 0 && !waitAfter(r, 5*time.Second) {
+						t.Fatal("no page after was started within 5 s")
+					}
 				}
 				if tc.between != nil {
 					tc.between(t, dir, secondFileOfPage(t, dir, *p.next))
@@ -160,7 +164,9 @@ func TestPageAfterWholeSearch(t *testing.T) {
 			rec.next = cursorPosition(t, *p.next)
 			recs = append(recs, rec)
 			args.Cursor, _ = json.Marshal(*p.next)
-			time.Sleep(20 * time.Millisecond)
+			if workers > 1 {
+				waitAfter(r, 200*time.Millisecond) // none after the page before the last
+			}
 		}
 	}
 	want, _ := pages(1)
@@ -231,4 +237,18 @@ func TestTakeAfter(t *testing.T) {
 			q.drop()
 		})
 	}
+}
+
+// waitAfter waits up to d for r to keep a page after; false if it keeps
+// none by then.
+func waitAfter(r *Root, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		r.next.mu.Lock()
+		ok := r.next.after != nil
+		r.next.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
 }
