@@ -133,14 +133,7 @@ func TestNextPage(t *testing.T) {
 				if err != nil {
 					return pageRecord{}, found, taken, err
 				}
-				rec := pageRecord{hash: p.fitter.hash()}
-				for _, it := range p.fitter.items {
-					rec.items = append(rec.items, string(it))
-				}
-				if p.next != nil {
-					rec.next = cursorPosition(t, *p.next)
-				}
-				return rec, found, taken, nil
+				return positionRecord(t, p), found, taken, nil
 			}
 			want, _, _, wantErr := second(1)
 			got, found, taken, err := second(2)
@@ -160,6 +153,20 @@ func TestNextPage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// positionRecord is page p's record, its cursor by position alone (see
+// cursorPosition).
+func positionRecord(t *testing.T, p *pageResult) pageRecord {
+	t.Helper()
+	rec := pageRecord{hash: p.fitter.hash()}
+	for _, it := range p.fitter.items {
+		rec.items = append(rec.items, string(it))
+	}
+	if p.next != nil {
+		rec.next = cursorPosition(t, *p.next)
+	}
+	return rec
 }
 
 // cursorPosition is the position a search_text cursor holds, without the

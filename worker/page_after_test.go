@@ -83,14 +83,7 @@ func TestPageAfter(t *testing.T) {
 				if err != nil {
 					return pageRecord{}, kept, err
 				}
-				rec := pageRecord{hash: p.fitter.hash()}
-				for _, it := range p.fitter.items {
-					rec.items = append(rec.items, string(it))
-				}
-				if p.next != nil {
-					rec.next = cursorPosition(t, *p.next)
-				}
-				return rec, kept, nil
+				return positionRecord(t, p), kept, nil
 			}
 			want, _, wantErr := third(1)
 			got, kept, err := third(2)
@@ -154,15 +147,10 @@ func TestPageAfterWholeSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := pageRecord{hash: p.fitter.hash()}
-			for _, it := range p.fitter.items {
-				rec.items = append(rec.items, string(it))
-			}
+			recs = append(recs, positionRecord(t, p))
 			if p.next == nil {
-				return append(recs, rec), kept
+				return recs, kept
 			}
-			rec.next = cursorPosition(t, *p.next)
-			recs = append(recs, rec)
 			args.Cursor, _ = json.Marshal(*p.next)
 			if workers > 1 {
 				waitAfter(r, 200*time.Millisecond) // none after the page before the last
