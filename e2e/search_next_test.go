@@ -68,3 +68,58 @@ func plainFDs(t testing.TB, pid int) int {
 	}
 	return n
 }
+
+// TestSearchTextPagesAheadSame pages through a tree with two workers, one
+// with GOMAXPROCS=1 (which scans every page's files one after the other,
+// when asked) and one as launched (which scans next pages, and the pages
+// after them, before they are asked for), pausing between pages so that
+// pages are scanned ahead: every page, items and content_hash, is the
+// same.
+func TestSearchTextPagesAheadSame(t *testing.T) {
+	files := map[string]string{}
+	for i := range 90 {
+		body := strings.Repeat("plain text line "+strconv.Itoa(i)+"\n", 150+7*i)
+		if i%4 == 1 {
+			body += "one needle here\n" + strings.Repeat("more text\n", 20) + "and a needle there\n"
+		}
+		files["d"+strconv.Itoa(i%3)+"/f"+strconv.Itoa(i)+".txt"] = body
+	}
+	root := tree(t, files)
+	type page struct {
+		items []string
+		hash  string
+	}
+	pages := func(env []string) []page {
+		cs, _ := workerProc(t, env, nil, root, "--include", "**", "--max-scan-bytes", "16384")
+		args := map[string]any{"query": "needle", "limit": 3}
+		var got []page
+		for range 1000 {
+			r := ok(t, cs, "search_text", args)
+			p := page{hash: r.page.ContentHash}
+			for _, it := range r.page.Items {
+				p.items = append(p.items, string(it))
+			}
+			got = append(got, p)
+			if r.page.NextCursor == nil {
+				return got
+			}
+			args = map[string]any{"query": "needle", "limit": 3, "cursor": *r.page.NextCursor}
+			time.Sleep(30 * time.Millisecond) // the next page, and the page after it, are scanned
+		}
+		t.Fatal("no last page after 1000")
+		return nil
+	}
+	alone := pages([]string{"GOMAXPROCS=1"})
+	ahead := pages(nil)
+	if len(alone) < 10 {
+		t.Fatalf("%d pages: the case needs more", len(alone))
+	}
+	if len(ahead) != len(alone) {
+		t.Fatalf("%d pages scanning ahead, %d alone", len(ahead), len(alone))
+	}
+	for i := range alone {
+		if ahead[i].hash != alone[i].hash || strings.Join(ahead[i].items, "\n") != strings.Join(alone[i].items, "\n") {
+			t.Fatalf("page %d differs:\nahead %v %s\nalone %v %s", i+1, ahead[i].items, ahead[i].hash, alone[i].items, alone[i].hash)
+		}
+	}
+}
