@@ -20,9 +20,10 @@ import (
 // page keeps it within nextPageHold. One page after is kept at a time; a
 // page after does not start another before it is kept.
 
-// nextScanned is called once a's goroutines have all stopped; a is p's
-// scan. If p is still waiting to be asked for and is all scanned, the page
-// after it is started.
+// nextScanned is called once a's goroutines have all stopped, and when
+// startNextPage keeps p with a all scanned; a is p's scan. If p is still
+// waiting to be asked for and is all scanned, the page after it is
+// started.
 func (r *Root) nextScanned(p *nextPage, a *scanAhead) {
 	if a.wasAsked() || !a.allReady() {
 		return
