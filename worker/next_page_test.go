@@ -155,6 +155,19 @@ func TestNextPage(t *testing.T) {
 	}
 }
 
+// writeThroughLink links the file at path from outside the root and
+// rewrites it through that link, which no watch of the root sees.
+func writeThroughLink(t *testing.T, path string) {
+	t.Helper()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Link(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(link, []byte("a NEEDLE"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // positionRecord is page p's record, its cursor by position alone (see
 // cursorPosition).
 func positionRecord(t *testing.T, p *pageResult) pageRecord {
@@ -292,13 +305,7 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond) // the next page scans what it may
 			if write {
-				link := filepath.Join(t.TempDir(), "link")
-				if err := os.Link(filepath.Join(dir, target), link); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(link, []byte("a NEEDLE"), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				writeThroughLink(t, filepath.Join(dir, target))
 			}
 			args.Cursor, _ = json.Marshal(*p.next)
 			taken, again := false, -1

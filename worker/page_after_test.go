@@ -36,13 +36,7 @@ func TestPageAfter(t *testing.T) {
 		{
 			name: "a file of the third page linked outside the root and written",
 			between: func(t *testing.T, dir, third string) {
-				link := filepath.Join(t.TempDir(), "link")
-				if err := os.Link(filepath.Join(dir, third), link); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(link, []byte("a NEEDLE"), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				writeThroughLink(t, filepath.Join(dir, third))
 			},
 			kept: true, err: "the filesystem changed since this cursor was issued",
 		},
