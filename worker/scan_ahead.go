@@ -267,7 +267,7 @@ func (a *scanAhead) mayClaim() bool {
 	if k >= int64(len(a.slots)) {
 		return false
 	}
-	if !a.isNextPage() || k < nextPageEarlyFiles {
+	if !a.waitsAsked(k) {
 		return true
 	}
 	select {
@@ -276,6 +276,12 @@ func (a *scanAhead) mayClaim() bool {
 	case <-a.ctx.Done():
 		return false
 	}
+}
+
+// waitsAsked reports whether slot k is past those a next page claims
+// before it is asked for, and it is not asked for yet.
+func (a *scanAhead) waitsAsked(k int64) bool {
+	return k >= nextPageEarlyFiles && a.isNextPage() && !a.wasAsked()
 }
 
 // wasAsked reports whether a next page has been asked for.
@@ -394,7 +400,7 @@ func (a *scanAhead) confirm(i int) *fileScan {
 func (a *scanAhead) work(sc *textscan.Scanner) bool {
 	for {
 		k := a.next.Load()
-		if k >= int64(len(a.slots)) || k >= nextPageEarlyFiles && a.isNextPage() && !a.wasAsked() {
+		if k >= int64(len(a.slots)) || a.waitsAsked(k) {
 			return false
 		}
 		if a.next.CompareAndSwap(k, k+1) {
