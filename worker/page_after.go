@@ -135,18 +135,14 @@ func (a *scanAhead) predictEnd() (textCursor, bool) {
 			return pos, false
 		}
 		res := &a.slots[pos.File-a.first].res
-		if res.err != nil || res.again || res.stopped || !a.fits(pos.File, budget) || !fitsAll(fit, a.limit, res.items) {
+		if !a.takesAsIs(pos.File, res, budget, fit) {
 			return pos, false
 		}
 		for _, it := range res.items {
 			fit.add(it.b, it.hashed)
 		}
 		budget -= res.scanned
-		if res.done {
-			pos = textCursor{File: pos.File + 1}
-		} else {
-			pos.moveTo(res.next)
-		}
+		pos.past(res)
 	}
 	return pos, true
 }

@@ -450,6 +450,15 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	}
 }
 
+// takesAsIs reports whether a page with budget left and fit so far takes
+// file i's outcome res as scanned ahead: no error, nothing to scan again,
+// scanned with the budget the page has (fits), none of its matches
+// refused and all of them fitting on the page. searchText scans a file
+// whose outcome it does not take so itself; predictEnd stops there.
+func (a *scanAhead) takesAsIs(i int, res *fileScan, budget int64, fit *fitter) bool {
+	return res.err == nil && !res.again && !res.stopped && a.fits(i, budget) && fitsAll(fit, a.limit, res.items)
+}
+
 // fitsAll reports whether items all fit on the page f holds with limit
 // items at most, as adding them one by one would find.
 func fitsAll(f *fitter, limit int, items []textMatch) bool {

@@ -40,6 +40,16 @@ func (t *textCursor) moveTo(p textscan.Position) {
 	t.Offset, t.Line, t.LineStart, t.Skip = p.Offset, p.Line, p.LineStart, p.Skip
 }
 
+// past moves t past a file's outcome res: to the next file's start when
+// res read the file to its end, else to where res stopped.
+func (t *textCursor) past(res *fileScan) {
+	if res.done {
+		*t = textCursor{File: t.File + 1}
+	} else {
+		t.moveTo(res.next)
+	}
+}
+
 type scopedFile struct {
 	path string
 	id   confine.Identity
@@ -134,7 +144,7 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 			if res.pending.Check() {
 				res = &fileScan{err: errChangedWhileReading}
 			}
-			if res.again || res.err == nil && (!ahead.fits(pos.File, budget) || res.stopped || !fitsAll(fit, s.limit, res.items)) {
+			if res.again || res.err == nil && !ahead.takesAsIs(pos.File, res, budget, fit) {
 				// Scanned with another budget than the page has left,
 				// or its matches do not all fit: scan it again here,
 				// as the page would have, stopping at the first match
@@ -168,11 +178,7 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 		if res.stopped && len(fit.items) == 0 {
 			return nil, toolErrorf("one result item exceeds the result ceiling")
 		}
-		if res.done {
-			pos = textCursor{File: pos.File + 1}
-		} else {
-			pos.moveTo(res.next)
-		}
+		pos.past(res)
 		if res.stopped {
 			break // the match that did not fit starts the next page
 		}
