@@ -141,14 +141,19 @@ func (r *Root) takeNextPage(ctx context.Context, tok string, inv *inventory, lim
 	return a, p.guards
 }
 
-// expire drops p if it is still waiting.
+// expire drops p if it is still waiting: the next page kept (and its
+// page after with it), or the page after kept.
 func (n *nextPages) expire(p *nextPage) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.p == p {
+	switch p {
+	case n.p:
 		n.p = nil
 		p.drop()
 		n.dropAfter()
+	case n.after:
+		n.after = nil
+		p.drop()
 	}
 }
 

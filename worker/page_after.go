@@ -53,7 +53,7 @@ func (r *Root) nextScanned(p *nextPage, a *scanAhead) {
 	}
 	n.dropAfter()
 	n.after = q
-	q.timer = time.AfterFunc(q.hold, func() { n.expireAfter(q) })
+	q.timer = time.AfterFunc(q.hold, func() { n.expire(q) })
 }
 
 // waiting reports whether p is the next page kept, not yet asked for.
@@ -88,16 +88,6 @@ func (n *nextPages) takeAfter(inv *inventory, limit int, pos textCursor) *nextPa
 // nextPageAfter, when set (tests), is told whether each page after kept
 // was taken as a next page.
 var nextPageAfter func(kept bool)
-
-// expireAfter drops q if it is still the page after kept.
-func (n *nextPages) expireAfter(q *nextPage) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.after == q {
-		n.after = nil
-		q.drop()
-	}
-}
 
 // dropAfter drops the page after kept, if any. n.mu is held.
 func (n *nextPages) dropAfter() {
