@@ -105,10 +105,7 @@ func TestNextPage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			defer func(d time.Duration) { nextPageHold = d }(nextPageHold)
-			nextPageHold = 100 * time.Millisecond
-			defer func(n int) { aheadMaxWorkers = n }(aheadMaxWorkers)
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+			pagingAhead(t, 100*time.Millisecond)
 			var outcomes, again int // the second page's (aheadDone)
 			second := func(workers int) (pageRecord, bool, bool, error) {
 				aheadMaxWorkers = workers
@@ -166,6 +163,19 @@ func writeThroughLink(t *testing.T, path string) {
 	if err := os.WriteFile(link, []byte("a NEEDLE"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pagingAhead sets nextPageHold to hold and GOMAXPROCS to 2 for the test,
+// and restores them and aheadMaxWorkers (which the test sets per run)
+// once its roots have closed.
+func pagingAhead(t *testing.T, hold time.Duration) {
+	oldHold, oldWorkers := nextPageHold, aheadMaxWorkers
+	procs := runtime.GOMAXPROCS(2)
+	nextPageHold = hold
+	t.Cleanup(func() {
+		nextPageHold, aheadMaxWorkers = oldHold, oldWorkers
+		runtime.GOMAXPROCS(procs)
+	})
 }
 
 // positionRecord is page p's record, its cursor by position alone (see

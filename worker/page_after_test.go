@@ -43,10 +43,7 @@ func TestPageAfter(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			defer func(d time.Duration) { nextPageHold = d }(nextPageHold)
-			nextPageHold = time.Second
-			defer func(n int) { aheadMaxWorkers = n }(aheadMaxWorkers)
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+			pagingAhead(t, time.Second)
 			third := func(workers int) (pageRecord, []bool, error) {
 				aheadMaxWorkers = workers
 				dir, r := nextPageTree(t, needle)
@@ -120,10 +117,7 @@ func secondFileOfPage(t *testing.T, dir, tok string) string {
 // TestPageAfterWholeSearch pages through a whole tree, pausing between
 // pages: the pages equal those scanned alone, and pages after were kept.
 func TestPageAfterWholeSearch(t *testing.T) {
-	defer func(d time.Duration) { nextPageHold = d }(nextPageHold)
-	nextPageHold = time.Second
-	defer func(n int) { aheadMaxWorkers = n }(aheadMaxWorkers)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	pagingAhead(t, time.Second)
 	pages := func(workers int) ([]pageRecord, int) {
 		aheadMaxWorkers = workers
 		_, r := nextPageTree(t, "needle")
