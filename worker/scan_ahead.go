@@ -425,7 +425,7 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	keep := a.isNextPage() && a.opens.isEarly(k) // known once its group opened
 	// Asked for before the read: its checks after it are this call's.
 	asked := keep && a.wasAsked()
-	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, s.pos, s.budget, func(mt textscan.Match) bool {
+	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, keep && !asked, s.pos, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself

@@ -214,7 +214,7 @@ func textMatchOf(path string, mt textscan.Match) textMatch {
 // scanned.
 func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
 	f, id, err := r.dir.OpenReader(sf.path)
-	return r.scanOpened(sc, guards, sf, confine.Opened{R: f, ID: id, Err: err}, nil, false, pos, budget, emit)
+	return r.scanOpened(sc, guards, sf, confine.Opened{R: f, ID: id, Err: err}, nil, false, false, pos, budget, emit)
 }
 
 // scanOpened is scanFile with the file already opened (or not) as op
@@ -222,8 +222,13 @@ func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile,
 // ahead: the file is then closed through its closer, and a guard the page
 // shares is only settled here, its check left in the outcome (pending)
 // for the page to make when it takes it. With keep, the file is not
-// closed but left in the outcome (held).
-func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, ahead *pageOpens, keep bool, pos textscan.Position, budget int64, emit func(textscan.Match) bool) (res fileScan) {
+// closed but left in the outcome (held). With checkedWhenTaken (a next
+// page's file read before the page is asked for, kept), its identity is
+// not checked after the read: the page checks it on the kept descriptor
+// when it takes the outcome (scanAhead.confirm), against the same
+// inventory identity, and a change the check here would find is still
+// there then.
+func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, ahead *pageOpens, keep, checkedWhenTaken bool, pos textscan.Position, budget int64, emit func(textscan.Match) bool) (res fileScan) {
 	var closer *confine.Closer
 	if ahead != nil {
 		closer = ahead.closer
@@ -273,8 +278,10 @@ func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFil
 	} else if guard.Changed() {
 		return fileScan{err: errChangedWhileReading}
 	}
-	if err := changedSince(f, id); err != nil {
-		return fileScan{err: err}
+	if !checkedWhenTaken {
+		if err := changedSince(f, id); err != nil {
+			return fileScan{err: err}
+		}
 	}
 	return fileScan{next: next, scanned: scanned, done: done, stopped: stopped, pending: pending}
 }
