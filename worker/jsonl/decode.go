@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,24 +126,15 @@ func (m *wireMessage) message(id jsonrpc.ID) (jsonrpc.Message, error) {
 	return resp, nil
 }
 
-// checkDepth refuses data nested deeper than maxDepth.
+// checkDepth refuses data nested deeper than maxDepth. Strings, which
+// hold most of a message's bytes (a page's text), are crossed a quote at
+// a time with bytes.IndexByte rather than a byte at a time.
 func checkDepth(data []byte) error {
-	depth, inString, escaped := 0, false, false
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			inString = true
+			i = stringEnd(data, i+1)
 		case '{', '[':
 			if depth++; depth > maxDepth {
 				return fmt.Errorf("json: exceeded maximum nesting depth of %d", maxDepth)
@@ -152,4 +144,24 @@ func checkDepth(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// stringEnd returns the index of the quote that ends the string whose
+// contents begin at data[from], or len(data) if none does. A quote is
+// escaped when an odd number of backslashes stands right before it.
+func stringEnd(data []byte, from int) int {
+	for i := from; ; {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			return len(data)
+		}
+		end, slashes := i+q, 0
+		for k := end - 1; k >= from && data[k] == '\\'; k-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
+			return end
+		}
+		i = end + 1
+	}
 }
