@@ -71,16 +71,8 @@ const metaReserve = 512
 func escapedLen(b []byte) int {
 	n := 0
 	for i := 0; i < len(b); {
-		c := b[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-				n += 2
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6
-			default:
-				n++
-			}
+		if c := b[i]; c < utf8.RuneSelf {
+			n += int(asciiEscapedLen[c])
 			i++
 			continue
 		}
@@ -94,6 +86,23 @@ func escapedLen(b []byte) int {
 	}
 	return n
 }
+
+// asciiEscapedLen is what each ASCII byte costs in a JSON string: 2 for
+// the escapes with a letter, 6 for the other control bytes and for <, >
+// and & (\u00XX), 1 for the rest.
+var asciiEscapedLen = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			t[c] = 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = 6
+		default:
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // fitter packs items into a page under the result ceiling, digesting the
 // bytes each item contributes to the page's content_hash.
