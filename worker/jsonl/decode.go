@@ -1,10 +1,10 @@
 package jsonl
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsmcp/fsmcp/worker/jsonstr"
 
 	segjson "github.com/segmentio/encoding/json"
 
@@ -134,7 +134,7 @@ func checkDepth(data []byte) error {
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '"':
-			i = stringEnd(data, i+1)
+			i = jsonstr.End(data, i+1)
 		case '{', '[':
 			if depth++; depth > maxDepth {
 				return fmt.Errorf("json: exceeded maximum nesting depth of %d", maxDepth)
@@ -144,24 +144,4 @@ func checkDepth(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// stringEnd returns the index of the quote that ends the string whose
-// contents begin at data[from], or len(data) if none does. A quote is
-// escaped when an odd number of backslashes stands right before it.
-func stringEnd(data []byte, from int) int {
-	for i := from; ; {
-		q := bytes.IndexByte(data[i:], '"')
-		if q < 0 {
-			return len(data)
-		}
-		end, slashes := i+q, 0
-		for k := end - 1; k >= from && data[k] == '\\'; k-- {
-			slashes++
-		}
-		if slashes%2 == 0 {
-			return end
-		}
-		i = end + 1
-	}
 }

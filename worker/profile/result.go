@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/fsmcp/fsmcp/worker/jsonstr"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -135,27 +136,14 @@ func scanRaw(raw []byte) (compact, plain bool) {
 		if bytes.ContainsAny(raw[i:i+q], " \t\n\r") {
 			return false, plain
 		}
-		i += q + 1 // past the opening quote
-		for i < len(raw) {
-			e := bytes.IndexByte(raw[i:], '"')
-			if e < 0 {
-				return true, plain // unterminated: left to encoding/json to refuse
-			}
-			i += e + 1
-			if backslashesBefore(raw, i-1)%2 == 0 {
-				break // the closing quote
-			}
+		if i += q + 1; i > len(raw) {
+			break // no string: the end
 		}
+		end := jsonstr.End(raw, i)
+		if end == len(raw) {
+			return true, plain // unterminated: left to encoding/json to refuse
+		}
+		i = end + 1
 	}
 	return true, plain
-}
-
-// backslashesBefore counts the backslashes right before raw[i].
-func backslashesBefore(raw []byte, i int) int {
-	n := 0
-	for i > 0 && raw[i-1] == '\\' {
-		n++
-		i--
-	}
-	return n
 }
