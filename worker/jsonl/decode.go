@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
 
 	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/fsmcp/fsmcp/worker/jsonstr"
 )
 
 // wireMessage is the decode form of any JSON-RPC message. Method is raw so

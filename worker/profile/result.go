@@ -3,9 +3,10 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/worker/jsonstr"
 )
 
 // textResult is a tool result of one text content and structured content
