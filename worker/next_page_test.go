@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsmcp/fsmcp/worker/confine"
 )
 
@@ -165,6 +167,22 @@ func writeThroughLink(t *testing.T, path string) {
 	}
 }
 
+// writeThroughMapping changes the first byte of the file at path through a
+// shared memory mapping, which no inotify watch reports.
+func writeThroughMapping(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	m, err := unix.Mmap(int(f.Fd()), 0, 1, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return err
+	}
+	m[0] = 'A'
+	return unix.Munmap(m)
+}
+
 // pagingAhead sets nextPageHold to hold and GOMAXPROCS to 2 for the test,
 // and restores them and aheadMaxWorkers (which the test sets per run)
 // once its roots have closed.
@@ -294,8 +312,23 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 	// page scans f163 to f226 before it is asked for and has f227 to
 	// f242 open; f235 holds the needle.
 	const target = "f235.txt"
-	for _, write := range []bool{false, true} {
-		t.Run(fmt.Sprintf("written=%v", write), func(t *testing.T) {
+	tests := []struct {
+		name string
+		// write: f235 is written through a link before the page is
+		// asked for; betweenOpenAndRead: through a shared mapping after
+		// its group was opened, before the page reads it (once asked
+		// for). No watch reports a write through a mapping; only the
+		// identity check after the read sees it (the write fault sets
+		// mtime).
+		write, betweenOpenAndRead bool
+	}{
+		{"not written", false, false},
+		{"written before the ask", true, false},
+		{"written through a mapping between its open and its read", true, true},
+	}
+	for _, tt := range tests {
+		write := tt.write
+		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for i := range 400 {
 				body := strings.Repeat("x", 99) + "\n"
@@ -314,7 +347,18 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 				t.Fatalf("first page: %v, %d items, cursor %v; want none and a cursor", err, len(p.fitter.items), p != nil && p.next != nil)
 			}
 			time.Sleep(100 * time.Millisecond) // the next page scans what it may
-			if write {
+			var hookErr error
+			hooked := false
+			switch {
+			case tt.betweenOpenAndRead:
+				aheadReadAsked = func(path string) {
+					if path == target && !hooked {
+						hooked = true
+						hookErr = writeThroughMapping(filepath.Join(dir, target))
+					}
+				}
+				defer func() { aheadReadAsked = nil }()
+			case write:
 				writeThroughLink(t, filepath.Join(dir, target))
 			}
 			args.Cursor, _ = json.Marshal(*p.next)
@@ -325,6 +369,9 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 			p, err = r.searchText(context.Background(), args)
 			if !taken {
 				t.Fatal("the second page did not take its next page over")
+			}
+			if tt.betweenOpenAndRead && (!hooked || hookErr != nil) {
+				t.Fatalf("%s was not read after the ask from a group opened before it (hooked %v, %v)", target, hooked, hookErr)
 			}
 			switch {
 			case write && (err == nil || !strings.Contains(err.Error(), "the filesystem changed since this cursor was issued")):

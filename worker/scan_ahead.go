@@ -45,6 +45,11 @@ var aheadMaxWorkers = 4
 // again itself.
 var aheadDone func(taken, again int)
 
+// aheadReadAsked, when set (tests), is called with the path of a next
+// page's file opened before the page was asked for and about to be read
+// after it.
+var aheadReadAsked func(path string)
+
 // scanAhead is one page's files being scanned ahead.
 type scanAhead struct {
 	r      *Root
@@ -425,6 +430,9 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	keep := a.isNextPage() && a.opens.isEarly(k) // known once its group opened
 	// Asked for before the read: its checks after it are this call's.
 	asked := keep && a.wasAsked()
+	if asked && aheadReadAsked != nil {
+		aheadReadAsked(sf.path)
+	}
 	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, keep && !asked, s.pos, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
