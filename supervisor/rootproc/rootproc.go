@@ -88,7 +88,7 @@ type Proc struct {
 	client  *plugin.Client
 	release func() // lets go of the thread that forked the worker
 	session *mcp.ClientSession
-	relay   *relay.Relay // tools/call, on the worker's call channel (wire.CallsPair)
+	relay   *relay.Relay // tools/call, on the worker's call channel (wire.CallsPipes)
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the current session ends
 	tools   []*mcp.Tool
@@ -250,17 +250,28 @@ func (p *Proc) Start(ctx context.Context) error {
 	return nil
 }
 
+// bothEnds is the reader of the call channel, whose Close closes the
+// writer too: the channel is two pipes, and the connection closes only
+// its reader.
+type bothEnds struct {
+	io.ReadCloser
+	w io.Closer
+}
+
+func (b bothEnds) Close() error { return errors.Join(b.ReadCloser.Close(), b.w.Close()) }
+
 func (p *Proc) launch(ctx context.Context) error {
 	cmd := exec.Command(p.cfg.WorkerBin, p.cfg.Root.Args()...)
 	cmd.Env = append([]string{}, p.cfg.Env...)
 	setParentDeath(cmd)
-	// The call channel (see wire.CallsPair): the worker's end goes to it
-	// as descriptor wire.CallsFD and is closed here once it has started.
-	calls, callsRemote, err := wire.CallsPair()
+	// The call channel (see wire.CallsPipes): the worker's ends go to it
+	// as descriptors wire.CallsInFD and wire.CallsOutFD and are closed
+	// here once it has started.
+	calls, callsRemote, err := wire.CallsPipes()
 	if err != nil {
 		return &ExitError{Root: p.Name(), Code: -1, Err: err}
 	}
-	cmd.ExtraFiles = []*os.File{callsRemote}
+	cmd.ExtraFiles = callsRemote.ExtraFiles()
 	cmd.Env = append(cmd.Env, wire.CallsEnvValue())
 	stderr := p.stderr()
 	client := plugin.NewClient(&plugin.ClientConfig{
@@ -312,7 +323,10 @@ func (p *Proc) launch(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("connect MCP session: %w", err))
 	}
-	conn, err := (&jsonl.Transport{Reader: nbio.Reader(calls), Writer: nbio.Writer(calls), MaxLine: wire.MaxFrameBytes}).Connect(cctx)
+	// Closing the connection closes its reader; that closes both ends, so
+	// the worker reads the end of its requests.
+	in, out := nbio.Reader(calls.In), nbio.Writer(calls.Out)
+	conn, err := (&jsonl.Transport{Reader: bothEnds{in, out}, Writer: out, MaxLine: wire.MaxFrameBytes}).Connect(cctx)
 	if err != nil {
 		session.Close()
 		return fail(fmt.Errorf("open the call channel: %w", err))

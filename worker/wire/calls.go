@@ -1,23 +1,33 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // The call channel: besides the gRPC connection go-plugin sets up, the
-// supervisor hands each worker one end of an unnamed Unix socket pair and
-// relays tools/call over it as JSON lines, the worker's stdio protocol.
-// gRPC still carries everything else (the session the supervisor lists
-// tools on, and the calls it cannot relay).
+// supervisor hands each worker two unnamed pipes, one carrying requests to
+// the worker and one carrying its answers back, and relays tools/call over
+// them as JSON lines, the worker's stdio protocol. gRPC still carries
+// everything else (the session the supervisor lists tools on, and the calls
+// it cannot relay).
 //
-// The pair has no name in the file system or the abstract namespace, so
-// nothing can connect to it: its ends exist only in the supervisor and,
-// inherited through exec at descriptor CallsFD, in the one worker it was
-// made for. That makes it as private as the worker's own stdin and stdout,
-// which is why it needs no TLS, unlike go-plugin's listening socket.
+// Pipes, not a socket pair: reading a socket wakes every poller waiting on
+// its peer's end (the peer's descriptor becomes writable again), so each
+// line read woke the other process's idle poller thread for nothing, once
+// a call on each side. A pipe wakes its writer only when it was full.
+//
+// The pipes have no name in the file system, so nothing can open them:
+// their ends exist only in the supervisor and, inherited through exec at
+// descriptors CallsInFD and CallsOutFD, in the one worker they were made
+// for. That makes them as private as the worker's own stdin and stdout,
+// which is why the channel needs no TLS, unlike go-plugin's listening
+// socket.
 
 // CallsInFlight is the most relayed calls the supervisor has in flight to
 // one worker at a time. The worker takes that many, plus room for the
@@ -30,56 +40,113 @@ const CallsInFlight = 64
 const callsReadAhead = 4
 
 // CallsEnv names the environment variable by which the supervisor tells a
-// worker the descriptor of its end of the call channel.
+// worker the descriptors of its ends of the call channel.
 const CallsEnv = "FSMCP_WORKER_CALLS_FD"
 
-// CallsFD is the worker's descriptor of the call channel: the first of
-// exec.Cmd.ExtraFiles.
-const CallsFD = 3
+// The worker's descriptors of the call channel: the first two of
+// exec.Cmd.ExtraFiles (CallEnds.ExtraFiles).
+const (
+	CallsInFD  = 3 // the requests, read by the worker
+	CallsOutFD = 4 // the answers, written by the worker
+)
 
-// CallsPair makes a call channel: the supervisor's end, and the end to pass
-// to the worker as its first exec.Cmd.ExtraFiles entry (with CallsEnv set
-// to CallsFD), which the supervisor closes once the worker has started.
-// The supervisor's end is non-blocking, so the runtime's poller waits on
-// it.
-func CallsPair() (local, remote *os.File, err error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("wire: call channel: %w", err)
-	}
-	if err := syscall.SetNonblock(fds[0], true); err != nil {
-		syscall.Close(fds[0])
-		syscall.Close(fds[1])
-		return nil, nil, fmt.Errorf("wire: call channel: %w", err)
-	}
-	return os.NewFile(uintptr(fds[0]), "fsmcp-calls"), os.NewFile(uintptr(fds[1]), "fsmcp-calls-worker"), nil
+// CallEnds are one side's ends of the call channel: In is read, Out is
+// written.
+type CallEnds struct {
+	In, Out *os.File
 }
 
-// CallsEnvValue is the CallsEnv entry for a worker's environment.
-func CallsEnvValue() string { return CallsEnv + "=" + strconv.Itoa(CallsFD) }
+// Close closes both ends.
+func (e CallEnds) Close() error {
+	return errors.Join(e.In.Close(), e.Out.Close())
+}
 
-// Calls returns the worker's end of the call channel, or nil when the
-// supervisor passed none (an older supervisor, or the variable is absent).
-// The descriptor must be a Unix stream socket; anything else is an error.
-func Calls() (*os.File, error) {
-	v, ok := os.LookupEnv(CallsEnv)
-	if !ok {
-		return nil, nil
+// ExtraFiles are the ends in the order exec.Cmd.ExtraFiles must list them
+// for the worker to find them at CallsInFD and CallsOutFD.
+func (e CallEnds) ExtraFiles() []*os.File { return []*os.File{e.In, e.Out} }
+
+// CallsPipes makes a call channel: the supervisor's ends, and the worker's,
+// to pass as the first exec.Cmd.ExtraFiles entries (remote.ExtraFiles,
+// with CallsEnvValue in the environment), which the supervisor closes once
+// the worker has started. The supervisor's ends are non-blocking, so the
+// runtime's poller waits on them.
+func CallsPipes() (local, remote CallEnds, err error) {
+	var req, ans [2]int
+	if err := syscall.Pipe2(req[:], syscall.O_CLOEXEC); err != nil {
+		return CallEnds{}, CallEnds{}, fmt.Errorf("wire: call channel: %w", err)
 	}
-	fd, err := strconv.Atoi(v)
-	if err != nil || fd != CallsFD {
-		return nil, fmt.Errorf("wire: %s=%q: want %d", CallsEnv, v, CallsFD)
+	if err := syscall.Pipe2(ans[:], syscall.O_CLOEXEC); err != nil {
+		closeFDs(req[0], req[1])
+		return CallEnds{}, CallEnds{}, fmt.Errorf("wire: call channel: %w", err)
 	}
+	// The supervisor reads answers (ans[0]) and writes requests (req[1]).
+	for _, fd := range []int{ans[0], req[1]} {
+		if err := syscall.SetNonblock(fd, true); err != nil {
+			closeFDs(req[0], req[1], ans[0], ans[1])
+			return CallEnds{}, CallEnds{}, fmt.Errorf("wire: call channel: %w", err)
+		}
+	}
+	local = CallEnds{In: os.NewFile(uintptr(ans[0]), "fsmcp-calls-answers"), Out: os.NewFile(uintptr(req[1]), "fsmcp-calls-requests")}
+	remote = CallEnds{In: os.NewFile(uintptr(req[0]), "fsmcp-calls-worker-requests"), Out: os.NewFile(uintptr(ans[1]), "fsmcp-calls-worker-answers")}
+	return local, remote, nil
+}
+
+func closeFDs(fds ...int) {
+	for _, fd := range fds {
+		_ = syscall.Close(fd)
+	}
+}
+
+// callsEnvValue is what CallsEnv holds: the two descriptors, in, out.
+var callsEnvValue = strconv.Itoa(CallsInFD) + "," + strconv.Itoa(CallsOutFD)
+
+// CallsEnvValue is the CallsEnv entry for a worker's environment.
+func CallsEnvValue() string { return CallsEnv + "=" + callsEnvValue }
+
+// Calls returns the worker's ends of the call channel; ok is false when the
+// supervisor passed none (the variable is absent). The descriptors must be
+// a pipe open for reading at CallsInFD and one open for writing at
+// CallsOutFD; anything else is an error.
+func Calls() (ends CallEnds, ok bool, err error) {
+	v, set := os.LookupEnv(CallsEnv)
+	if !set {
+		return CallEnds{}, false, nil
+	}
+	if v != callsEnvValue {
+		return CallEnds{}, false, fmt.Errorf("wire: %s=%q: want %q", CallsEnv, v, callsEnvValue)
+	}
+	if err := checkPipeEnd(CallsInFD, syscall.O_RDONLY); err != nil {
+		return CallEnds{}, false, err
+	}
+	if err := checkPipeEnd(CallsOutFD, syscall.O_WRONLY); err != nil {
+		return CallEnds{}, false, err
+	}
+	for _, fd := range []int{CallsInFD, CallsOutFD} {
+		syscall.CloseOnExec(fd)
+		// Non-blocking before os.NewFile, which then has the runtime's
+		// poller wait on it.
+		if err := syscall.SetNonblock(fd, true); err != nil {
+			return CallEnds{}, false, fmt.Errorf("wire: call channel descriptor %d: %w", fd, err)
+		}
+	}
+	return CallEnds{In: os.NewFile(CallsInFD, "fsmcp-calls-requests"), Out: os.NewFile(CallsOutFD, "fsmcp-calls-answers")}, true, nil
+}
+
+// checkPipeEnd checks that fd is a pipe open with access mode mode.
+func checkPipeEnd(fd, mode int) error {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("wire: call channel descriptor %d: %w", fd, err)
+		return fmt.Errorf("wire: call channel descriptor %d: %w", fd, err)
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
-		return nil, fmt.Errorf("wire: call channel descriptor %d is not a socket", fd)
+	if st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return fmt.Errorf("wire: call channel descriptor %d is not a pipe", fd)
 	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		return nil, fmt.Errorf("wire: call channel descriptor %d: %w", fd, err)
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return fmt.Errorf("wire: call channel descriptor %d: %w", fd, err)
 	}
-	return os.NewFile(uintptr(fd), "fsmcp-calls"), nil
+	if flags&syscall.O_ACCMODE != mode {
+		return fmt.Errorf("wire: call channel descriptor %d is open for the wrong direction", fd)
+	}
+	return nil
 }

@@ -2,7 +2,7 @@
 // worker: the handshake, a gRPC service with one bidirectional stream whose
 // frames each carry one JSON-RPC message, and an mcp.Transport over that
 // stream for either side. One stream is one MCP session. Next to it, a
-// call channel (CallsPair) carries the supervisor's relayed tools/call
+// call channel (CallsPipes) carries the supervisor's relayed tools/call
 // calls as JSON lines.
 //
 // The service is described by hand (grpc.ServiceDesc) with
@@ -70,7 +70,7 @@ func Plugins() plugin.PluginSet {
 // Serve serves srv as the plugin side of the handshake and blocks until the
 // supervisor ends the plugin. Each stream the supervisor opens is served as
 // one MCP session, and so is the call channel when the supervisor passed
-// one (see CallsPair), with lines of at most maxLine bytes (zero:
+// one (see CallsPipes), with lines of at most maxLine bytes (zero:
 // jsonl.DefaultMaxLine). Only the handshake is written to stdout; logs go
 // to stderr.
 func Serve(srv *mcp.Server, maxLine int) error {
@@ -80,17 +80,17 @@ func Serve(srv *mcp.Server, maxLine int) error {
 	if !Launched() {
 		return fmt.Errorf("wire: not launched by the supervisor (no %s in the environment)", Handshake.MagicCookieKey)
 	}
-	calls, err := Calls()
+	calls, ok, err := Calls()
 	if err != nil {
 		return err
 	}
-	if calls != nil {
-		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls), Writer: nbio.Writer(calls), MaxLine: maxLine, MaxInFlight: CallsInFlight + callsReadAhead})
+	if ok {
+		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls.In), Writer: nbio.Writer(calls.Out), MaxLine: maxLine, MaxInFlight: CallsInFlight + callsReadAhead})
 		if err != nil {
 			return fmt.Errorf("wire: serve the call channel: %w", err)
 		}
-		// The session ends when the supervisor closes its end; the
-		// process ends with the plugin.
+		// The session ends when the supervisor closes its end of the
+		// requests pipe; the process ends with the plugin.
 		go func() { _ = ss.Wait() }()
 	}
 	logger := hclog.New(&hclog.LoggerOptions{

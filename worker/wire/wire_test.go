@@ -23,6 +23,20 @@ import (
 // Run by go-plugin with the cookie, the test binary serves an echo tool as
 // the plugin side; otherwise it runs the tests.
 func TestMain(m *testing.M) {
+	if os.Getenv(callsCheckEnv) != "" {
+		// TestCallsRefusesOtherDescriptors: what Calls makes of the
+		// descriptors this process inherited.
+		ends, ok, err := wire.Calls()
+		switch {
+		case err != nil:
+			fmt.Println("error:", err)
+		case ok:
+			fmt.Println("ok", ends.In.Name(), ends.Out.Name())
+		default:
+			fmt.Println("none")
+		}
+		os.Exit(0)
+	}
 	if wire.Launched() {
 		srv := profile.New(&mcp.Implementation{Name: "wire-test", Version: "1"}, "")
 		type in struct {
@@ -140,22 +154,22 @@ func TestSessionsOverStreams(t *testing.T) {
 	}
 }
 
-// TestCallChannel: a worker given the worker end of CallsPair serves the
-// same MCP server on it as JSON lines, next to its gRPC sessions, and its
-// session there ends when the supervisor closes its end.
+// TestCallChannel: a worker given the worker ends of CallsPipes serves the
+// same MCP server on them as JSON lines, next to its gRPC sessions, and its
+// session there ends when the supervisor closes its ends.
 func TestCallChannel(t *testing.T) {
-	local, remote, err := wire.CallsPair()
+	local, remote, err := wire.CallsPipes()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.ExtraFiles = []*os.File{remote}
+	cmd.ExtraFiles = remote.ExtraFiles()
 	cmd.Env = []string{wire.CallsEnvValue()}
 	wc := startPluginCmd(t, cmd)
 	remote.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	calls, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &jsonl.Transport{Reader: local, Writer: local}, nil)
+	calls, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &jsonl.Transport{Reader: local.In, Writer: local.Out}, nil)
 	if err != nil {
 		t.Fatalf("connect on the call channel: %v", err)
 	}
@@ -175,39 +189,75 @@ func TestCallChannel(t *testing.T) {
 	if err := calls.Close(); err != nil {
 		t.Errorf("close the call channel: %v", err)
 	}
+	local.Out.Close()
 	if _, err := grpcSession.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still"}}); err != nil {
 		t.Errorf("gRPC session after the call channel closed: %v", err)
 	}
 }
 
-// TestCallsRefusesNonSocket: a call channel descriptor that is not a
-// socket is an error, not a session on whatever it is.
-func TestCallsRefusesNonSocket(t *testing.T) {
-	if wire.Launched() {
-		t.Skip("cookie present")
+// callsCheckEnv makes the test binary report what wire.Calls makes of its
+// descriptors (see TestMain).
+const callsCheckEnv = "WIRE_TEST_CALLS_CHECK"
+
+// TestCallsRefusesOtherDescriptors: the worker takes the call channel only
+// as a pipe it reads at descriptor 3 and one it writes at descriptor 4,
+// named so in the environment; anything else is an error, not a session
+// on whatever the descriptors are.
+func TestCallsRefusesOtherDescriptors(t *testing.T) {
+	pipe := func() (r, w *os.File) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close(); w.Close() })
+		return r, w
 	}
-	t.Setenv(wire.CallsEnv, "3")
-	f, err := os.CreateTemp(t.TempDir(), "not-a-socket")
+	reqR, _ := pipe()
+	_, ansW := pipe()
+	otherR, otherW := pipe()
+	file, err := os.CreateTemp(t.TempDir(), "not-a-pipe")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	// A regular file at descriptor 3 for the test; what was there (if
-	// anything) comes back afterwards.
-	if saved, err := syscall.Dup(wire.CallsFD); err == nil {
-		defer func() { _ = syscall.Dup2(saved, wire.CallsFD); _ = syscall.Close(saved) }()
-	} else {
-		defer func() { _ = syscall.Close(wire.CallsFD) }()
-	}
-	if err := syscall.Dup2(int(f.Fd()), wire.CallsFD); err != nil {
+	defer file.Close()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if c, err := wire.Calls(); err == nil {
-		t.Fatalf("Calls on a regular file = %v, want an error", c)
-	}
-	t.Setenv(wire.CallsEnv, "4")
-	if _, err := wire.Calls(); err == nil {
-		t.Fatal("Calls on descriptor 4 returned no error")
+	sock := os.NewFile(uintptr(fds[0]), "socket")
+	defer sock.Close()
+	defer syscall.Close(fds[1])
+	for _, tc := range []struct {
+		name  string
+		env   string // CallsEnv's value; "-" leaves it out
+		files []*os.File
+		want  string // the child's report
+	}{
+		{"both pipes", "3,4", []*os.File{reqR, ansW}, "ok fsmcp-calls-requests fsmcp-calls-answers"},
+		{"no variable", "-", []*os.File{reqR, ansW}, "none"},
+		{"the old single descriptor", "3", []*os.File{reqR, ansW}, `error: wire: FSMCP_WORKER_CALLS_FD="3": want "3,4"`},
+		{"other descriptors", "4,3", []*os.File{reqR, ansW}, `error: wire: FSMCP_WORKER_CALLS_FD="4,3": want "3,4"`},
+		{"a regular file in", "3,4", []*os.File{file, ansW}, "error: wire: call channel descriptor 3 is not a pipe"},
+		{"a socket in", "3,4", []*os.File{sock, ansW}, "error: wire: call channel descriptor 3 is not a pipe"},
+		{"a regular file out", "3,4", []*os.File{reqR, file}, "error: wire: call channel descriptor 4 is not a pipe"},
+		{"the directions swapped", "3,4", []*os.File{otherW, otherR}, "error: wire: call channel descriptor 3 is open for the wrong direction"},
+		{"two read ends", "3,4", []*os.File{reqR, otherR}, "error: wire: call channel descriptor 4 is open for the wrong direction"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = []string{callsCheckEnv + "=1"}
+			if tc.env != "-" {
+				cmd.Env = append(cmd.Env, wire.CallsEnv+"="+tc.env)
+			}
+			cmd.ExtraFiles = tc.files
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if got := strings.TrimSpace(string(out)); got != tc.want {
+				t.Errorf("Calls reported %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
