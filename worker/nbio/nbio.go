@@ -21,10 +21,14 @@ import (
 
 // Writer returns a writer (and closer) of f that makes raw system calls when f is a
 // non-blocking descriptor the runtime polls (a socket, or a pipe reopened
-// non-blocking), and f itself otherwise.
+// non-blocking) or a socket it does not poll (see sockWriter), and f
+// itself otherwise.
 func Writer(f *os.File) io.WriteCloser {
 	if rw := raw(f); rw != nil {
 		return rw
+	}
+	if sw := socketWriter(f); sw != nil {
+		return sw
 	}
 	return f
 }

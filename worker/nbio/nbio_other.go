@@ -10,3 +10,7 @@ func Pollable(f *os.File, _ int) *os.File { return f }
 type rawFile struct{ *os.File }
 
 func raw(*os.File) *rawFile { return nil }
+
+type sockWriter struct{ *os.File }
+
+func socketWriter(*os.File) *sockWriter { return nil }
