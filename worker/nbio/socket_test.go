@@ -98,8 +98,9 @@ func TestSocketWriter(t *testing.T) {
 }
 
 // TestSocketWriterReaderGone: writing after the reader closed its end is
-// an EPIPE error, not a signal that ends the process, and a write waiting
-// for room ends with it when the reader closes.
+// an EPIPE error, and a write waiting for room ends with it when the
+// reader closes. (The SIGPIPE a raw write without MSG_NOSIGNAL raises would
+// not end a Go program either; the flag only spares sending it.)
 func TestSocketWriterReaderGone(t *testing.T) {
 	a, b := blockingSockets(t)
 	w := Writer(a)
