@@ -60,14 +60,22 @@ func TestRawOnlyForNonblocking(t *testing.T) {
 // every byte arrives in order.
 func TestWriteWaitsForRoom(t *testing.T) {
 	r, w := nonblockingPipe(t)
-	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	writeToSlowReader(t, Writer(w), Reader(r), 1<<20)
+}
+
+// writeToSlowReader writes size bytes (a multiple of 16) with w, closes
+// it, and checks that a reader of r that starts 50 ms late gets every
+// byte in order.
+func writeToSlowReader(t *testing.T, w io.WriteCloser, r io.Reader, size int) {
+	t.Helper()
+	want := bytes.Repeat([]byte("0123456789abcdef"), size/16)
 	got := make(chan []byte, 1)
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		b, _ := io.ReadAll(Reader(r))
+		b, _ := io.ReadAll(r)
 		got <- b
 	}()
-	n, err := Writer(w).Write(want)
+	n, err := w.Write(want)
 	if err != nil || n != len(want) {
 		t.Fatalf("Write: %d, %v; want %d, nil", n, err, len(want))
 	}

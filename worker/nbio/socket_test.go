@@ -3,7 +3,6 @@
 package nbio
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -78,21 +77,7 @@ func TestSocketWriter(t *testing.T) {
 			if _, ok := w.(*sockWriter); !ok {
 				t.Fatalf("Writer is %T, want *sockWriter", w)
 			}
-			want := bytes.Repeat([]byte("0123456789abcdef"), 1<<19) // 8 MiB
-			got := make(chan []byte, 1)
-			go func() {
-				time.Sleep(50 * time.Millisecond)
-				all, _ := io.ReadAll(b)
-				got <- all
-			}()
-			n, err := w.Write(want)
-			if err != nil || n != len(want) {
-				t.Fatalf("Write: %d, %v; want %d, nil", n, err, len(want))
-			}
-			w.Close()
-			if all := <-got; !bytes.Equal(all, want) {
-				t.Fatalf("read %d bytes, not the %d written", len(all), len(want))
-			}
+			writeToSlowReader(t, w, b, 8<<20)
 		})
 	}
 }
