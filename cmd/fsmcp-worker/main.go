@@ -29,7 +29,7 @@ import (
 const exitUsage = 64
 
 // gcHeadroom is how much a small heap may grow between collections.
-const gcHeadroom = 4 << 20
+const gcHeadroom = 8 << 20
 
 const usage = `Usage: fsmcp-worker --root DIR --include GLOB [options]
 

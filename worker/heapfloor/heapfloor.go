@@ -13,6 +13,15 @@
 // whichever is more: a small heap may grow by headroom, a large one grows
 // as it would have, so the peak of a search holding a big inventory is
 // what it was.
+//
+// The runtime never aims below its minimum heap, which is 4 MiB at
+// GOGC=100 and scales with the percentage. The percentage that lets a
+// heap of 1 MiB live grow by 4 MiB (400) would raise that minimum to
+// 16 MiB, so the percentage is capped where the minimum reaches live +
+// headroom. Without the cap the heap grew by 3 to 4 times headroom, by
+// more the less was live, so the goal swung with every collection and
+// the runtime gave the difference back to the kernel each time, only to
+// fault it in again.
 package heapfloor
 
 import (
@@ -88,9 +97,15 @@ func (w *watcher) adjust() {
 // Percent is the GOGC percentage that lets a heap of live bytes grow by
 // headroom bytes, or by base percent where that is more, rounded up to a
 // multiple of 10 so that small changes of the live heap change nothing.
+// It is at most the percentage at which the runtime's minimum heap is
+// live + headroom (see the package comment).
 func Percent(live, headroom uint64, base int) int {
 	live = max(live, 1)
 	p := int((headroom*100 + live - 1) / live)
+	p = min(p, int((live+headroom)*100/minHeap))
 	p = (p + 9) / 10 * 10
 	return max(p, base)
 }
+
+// minHeap is the runtime's minimum heap at GOGC=100.
+const minHeap = 4 << 20

@@ -12,12 +12,16 @@ func TestPercent(t *testing.T) {
 		live, headroom uint64
 		base, want     int
 	}{
-		{live: 2 << 20, headroom: 4 << 20, base: 100, want: 200},
-		{live: 3 << 20, headroom: 4 << 20, base: 100, want: 140},   // 133.4, rounded up
-		{live: 1 << 20, headroom: 16 << 20, base: 100, want: 1600}, // a small heap grows by headroom
-		{live: 40 << 20, headroom: 4 << 20, base: 100, want: 100},  // a large one as before
-		{live: 40 << 20, headroom: 4 << 20, base: 300, want: 300},  // never below base
-		{live: 0, headroom: 4 << 20, base: 100, want: 419430400},   // none live yet: no division by zero
+		{live: 6 << 20, headroom: 8 << 20, base: 100, want: 140},  // 133.4, rounded up
+		{live: 8 << 20, headroom: 8 << 20, base: 100, want: 100},  // as much as live
+		{live: 4 << 20, headroom: 8 << 20, base: 100, want: 200},  // the minimum heap, 8 MiB, is below 12
+		{live: 2 << 20, headroom: 8 << 20, base: 100, want: 250},  // capped: the minimum heap at 400 would be 16 MiB
+		{live: 1 << 20, headroom: 8 << 20, base: 100, want: 230},  // capped: 225 makes the minimum 9 MiB
+		{live: 1 << 20, headroom: 4 << 20, base: 100, want: 130},  // capped: 125 makes it 5 MiB
+		{live: 40 << 20, headroom: 8 << 20, base: 100, want: 100}, // a large heap as before
+		{live: 40 << 20, headroom: 8 << 20, base: 300, want: 300}, // never below base
+		{live: 1 << 20, headroom: 1 << 20, base: 100, want: 100},  // headroom below the minimum: base
+		{live: 0, headroom: 8 << 20, base: 100, want: 200},        // none live yet: no division by zero
 	} {
 		if got := Percent(tc.live, tc.headroom, tc.base); got != tc.want {
 			t.Errorf("Percent(%d, %d, %d) = %d, want %d", tc.live, tc.headroom, tc.base, got, tc.want)
