@@ -85,11 +85,10 @@ func writeToSlowReader(t *testing.T, w io.WriteCloser, r io.Reader, size int) {
 	}
 }
 
-// TestReadWaitsAndEnds: a Read on an empty pipe waits for input, returns
-// io.EOF once the writer is gone, and a Close ends a Read that waits.
-func TestReadWaitsAndEnds(t *testing.T) {
-	r, w := nonblockingPipe(t)
-	rd := Reader(r)
+// readLineWrittenLater checks that rd, empty at first, reads the line w
+// writes 20 ms later and then io.EOF when w closes.
+func readLineWrittenLater(t *testing.T, rd io.Reader, w io.WriteCloser) {
+	t.Helper()
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		w.Write([]byte("line\n"))
@@ -99,6 +98,13 @@ func TestReadWaitsAndEnds(t *testing.T) {
 	if err != nil || string(b) != "line\n" {
 		t.Fatalf("ReadAll: %q, %v", b, err)
 	}
+}
+
+// TestReadWaitsAndEnds: a Read on an empty pipe waits for input, returns
+// io.EOF once the writer is gone, and a Close ends a Read that waits.
+func TestReadWaitsAndEnds(t *testing.T) {
+	r, w := nonblockingPipe(t)
+	readLineWrittenLater(t, Reader(r), w)
 
 	r2, _ := nonblockingPipe(t)
 	rd2 := Reader(r2)

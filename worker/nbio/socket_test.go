@@ -4,7 +4,6 @@ package nbio
 
 import (
 	"errors"
-	"io"
 	"os"
 	"syscall"
 	"testing"
@@ -43,15 +42,7 @@ func TestPollableSocket(t *testing.T) {
 	if _, ok := rd.(*rawFile); !ok {
 		t.Fatalf("Reader of the pollable socket is %T, want *rawFile", rd)
 	}
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		b.Write([]byte("line\n"))
-		b.Close()
-	}()
-	got, err := io.ReadAll(rd)
-	if err != nil || string(got) != "line\n" {
-		t.Fatalf("ReadAll: %q, %v", got, err)
-	}
+	readLineWrittenLater(t, rd, b)
 }
 
 // TestSocketWriter: a socket the poller does not wait on is written with
