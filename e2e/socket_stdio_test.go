@@ -32,15 +32,8 @@ func TestSocketStdio(t *testing.T) {
 		{"supervisor", "reader_read_text_file", []string{bins.supervisor, "--manifest", manifest, "--worker", bins.worker}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, childIn := socketPair(t)
-			out, childOut := socketPair(t)
 			cmd := exec.Command(tc.args[0], tc.args[1:]...)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, &testWriter{t: t}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			childIn.Close()
-			childOut.Close()
+			in, out := startOnSockets(t, cmd)
 			exited := make(chan struct{})
 			var waitErr error
 			go func() { waitErr = cmd.Wait(); close(exited) }()
@@ -132,18 +125,27 @@ func BenchmarkSocketStdio(b *testing.B) {
 // stdout.
 func startSocketWorker(b *testing.B, args ...string) *rawWorker {
 	b.Helper()
-	in, childIn := socketPair(b)
-	out, childOut := socketPair(b)
 	cmd := exec.Command(workerBin, args...)
 	cmd.Env = []string{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, &testWriter{t: b}
+	in, out := startOnSockets(b, cmd)
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	return &rawWorker{in: in, out: bufio.NewReaderSize(out, 1<<20), pid: cmd.Process.Pid}
+}
+
+// startOnSockets starts cmd with a blocking socket pair for each of its
+// stdin and stdout, as a Node.js host does, and stderr to the test log; it
+// returns the host's ends.
+func startOnSockets(t testing.TB, cmd *exec.Cmd) (in, out *os.File) {
+	t.Helper()
+	in, childIn := socketPair(t)
+	out, childOut := socketPair(t)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, &testWriter{t: t}
 	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	childIn.Close()
 	childOut.Close()
-	b.Cleanup(func() { in.Close(); cmd.Wait() })
-	return &rawWorker{in: in, out: bufio.NewReaderSize(out, 1<<20), pid: cmd.Process.Pid}
+	return in, out
 }
 
 // socketPair is a connected Unix stream socket pair, both ends blocking,
