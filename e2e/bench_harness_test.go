@@ -105,6 +105,16 @@ func (c *benchClock) report(b *testing.B) {
 	}
 }
 
+// ref is the time the reference called name took so far.
+func (c *benchClock) ref(name string) time.Duration {
+	for _, r := range c.refs {
+		if r.name == name {
+			return r.d
+		}
+	}
+	return 0
+}
+
 // perOp reports total/(b.N*per) under unit, e.g. the time of one call.
 func (c *benchClock) perOp(b *testing.B, per int, unit string) {
 	if per > 0 {

@@ -2,7 +2,7 @@ package e2e
 
 // Supervisor benchmarks, each against the worker alone in the same loop:
 //
-//	BenchmarkSupervisorHop              1-chunk read_text_file calls via the supervisor  x-worker
+//	BenchmarkSupervisorHop              1-chunk read_text_file calls via the supervisor  x-worker, x-bare-relay
 //	BenchmarkSupervisorStartup/roots=N  spawn to tools/list answered, N roots            x-worker
 //	BenchmarkSupervisorSearchText/T     whole-tree search_text via the supervisor        x-worker, x-rg
 //
@@ -23,26 +23,45 @@ import (
 // BenchmarkSupervisorHop: one-chunk read_text_file round trips through the
 // supervisor, benchRoundTrips per operation (ns/call is one), against the
 // same worker binary serving the same root on stdio alone, in batches as
-// many, alternating which batch goes first.
+// many, alternating which batch goes first. A third batch goes to the
+// worker behind barerelay, a process that only copies bytes both ways: its
+// cost over the worker alone (bare-relay-x-worker) is what any process in
+// the path costs on the machine, the floor of the supervisor's hop, and
+// x-bare-relay is the supervisor against that floor.
 func BenchmarkSupervisorHop(b *testing.B) {
 	bins := buildSupervisorBins(b)
 	file, dir := exampleManifest(b, "reader-writer.yaml", "workspace", "outbox")
 	writeFile(b, filepath.Join(dir, "workspace", "page.txt"), strings.Repeat("one chunk of text\n", 40))
 	sup := startSupervisor(b, file, bins.worker)
-	alone := connectWorkerAlone(b, bins.worker, "--root", filepath.Join(dir, "workspace"), "--include", "**", "--tools", "read", "--name", "reader")
+	workerArgs := []string{"--root", filepath.Join(dir, "workspace"), "--include", "**", "--tools", "read", "--name", "reader"}
+	alone := connectWorkerAlone(b, bins.worker, workerArgs...)
+	bare := connectWorkerAlone(b, bins.bareRelay, append([]string{bins.worker}, workerArgs...)...)
 	args := map[string]any{"path": "page.txt"}
 	n := benchRoundTrips()
 	viaSupervisor := benchRepeat(n, func() { benchCall(b, sup.session, "reader_read_text_file", args) })
 	workerAlone := benchRepeat(n, func() { benchCall(b, alone, "read_text_file", args) })
+	viaBareRelay := benchRepeat(n, func() { benchCall(b, bare, "read_text_file", args) })
 	workerAlone()
+	viaBareRelay()
 	viaSupervisor()
 	var c benchClock
 	b.ResetTimer()
+	// The three batches take turns at going first.
+	sides := []func(){
+		func() { c.reference(b, "worker", workerAlone) },
+		func() { c.measure(viaSupervisor) },
+		func() { c.reference(b, "bare-relay", viaBareRelay) },
+	}
 	for i := range b.N {
-		c.alternate(b, i, "worker", workerAlone, viaSupervisor)
+		for k := range sides {
+			sides[(i+k)%len(sides)]()
+		}
 	}
 	c.report(b)
 	c.perOp(b, n, "ns/call")
+	if w, r := c.ref("worker"), c.ref("bare-relay"); w > 0 {
+		b.ReportMetric(float64(r)/float64(w), "bare-relay-x-worker")
+	}
 }
 
 // BenchmarkSupervisorStartup: the time from spawning the supervisor on an

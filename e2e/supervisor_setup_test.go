@@ -25,7 +25,8 @@ type supBins struct {
 	supervisor string
 	worker     string
 	testWorker string
-	real       bool // worker is the real fsmcp-worker
+	bareRelay  string // supervisor/internal/barerelay
+	real       bool   // worker is the real fsmcp-worker
 }
 
 var (
@@ -51,7 +52,7 @@ func buildSupervisorBins(t testing.TB) supBins {
 			args = append(args, "-race")
 		}
 		// Under -race the supervisor is rebuilt with the detector as well.
-		pkgs := []string{"./supervisor/internal/testworker"}
+		pkgs := []string{"./supervisor/internal/testworker", "./supervisor/internal/barerelay"}
 		sup := supervisorBin
 		if raceEnabled {
 			pkgs = append(pkgs, "./cmd/fsmcp-supervisor")
@@ -68,6 +69,7 @@ func buildSupervisorBins(t testing.TB) supBins {
 			supervisor: sup,
 			worker:     workerBin,
 			testWorker: filepath.Join(dir, "testworker"),
+			bareRelay:  filepath.Join(dir, "barerelay"),
 			real:       true,
 		}
 	})
