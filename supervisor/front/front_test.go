@@ -173,19 +173,39 @@ func TestFrontDuplicateNames(t *testing.T) {
 }
 
 // TestWorkerParams: the worker gets its own tool name and every other
-// member as the host sent it.
+// member as the host sent it, in its order; params whose meaning takes a
+// decoder to settle go the SDK's way (ok false).
 func TestWorkerParams(t *testing.T) {
-	p := map[string]json.RawMessage{
-		"name":      json.RawMessage(`"reader_read_text_file"`),
-		"arguments": json.RawMessage(`{ "path" : "a\"b.txt" }`),
-		"_meta":     json.RawMessage(`{"progressToken":7}`),
+	tests := []struct {
+		name, params string
+		front, want  string // the front tool name and the worker's params
+		ok           bool
+	}{
+		{"members kept as sent", `{"_meta":{"progressToken":7}, "name" : "reader_read_text_file","arguments":{ "path" : "a\"b.txt" }}`,
+			"reader_read_text_file", `{"name":"read_text_file","_meta":{"progressToken":7},"arguments":{ "path" : "a\"b.txt" }}`, true},
+		{"name only", `{"name":"reader_read_text_file"}`, "reader_read_text_file", `{"name":"read_text_file"}`, true},
+		{"escaped name decoded", `{"name":"reader_read\u005ftext_file","arguments":{}}`,
+			"reader_read_text_file", `{"name":"read_text_file","arguments":{}}`, true},
+		{"no name", `{"arguments":{}}`, "", "", false},
+		{"name not a string", `{"name":7}`, "", "", false},
+		{"name twice", `{"name":"a","name":"b"}`, "", "", false},
+		{"member twice", `{"name":"a","arguments":{},"arguments":{"x":1}}`, "", "", false},
+		{"escaped key", `{"name":"a","argum\u0065nts":{}}`, "", "", false},
+		{"not an object", `["name"]`, "", "", false},
 	}
-	got, err := workerParams("read_text_file", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"name":"read_text_file","_meta":{"progressToken":7},"arguments":{ "path" : "a\"b.txt" }}`
-	if string(got) != want || !json.Valid(got) {
-		t.Errorf("workerParams = %s, want %s", got, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, ok := splitCall(json.RawMessage(tt.params))
+			if ok != tt.ok || c.name != tt.front {
+				t.Fatalf("splitCall = %q, %v; want %q, %v", c.name, ok, tt.front, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			got, err := c.workerParams("read_text_file")
+			if err != nil || string(got) != tt.want || !json.Valid(got) {
+				t.Errorf("workerParams = %s, %v; want %s", got, err, tt.want)
+			}
+		})
 	}
 }

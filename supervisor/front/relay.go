@@ -6,16 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/fsmcp/fsmcp/supervisor/relay"
 	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/worker/jsonstr"
 	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
@@ -97,12 +96,11 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	if req.Method != "tools/call" || !req.IsCall() {
 		return false
 	}
-	var p map[string]json.RawMessage
-	var name string
-	if segjson.Unmarshal(req.Params, &p) != nil || segjson.Unmarshal(p["name"], &name) != nil {
+	call, ok := splitCall(req.Params)
+	if !ok {
 		return false
 	}
-	rt, ok := s.routes[name]
+	rt, ok := s.routes[call.name]
 	if !ok {
 		return false
 	}
@@ -114,7 +112,7 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	if err != nil || !s.enter() {
 		return false
 	}
-	params, err := workerParams(rt.tool, p)
+	params, err := call.workerParams(rt.tool)
 	if err != nil {
 		return false
 	}
@@ -164,36 +162,69 @@ func (c *drainConn) writeAnswers() {
 	}
 }
 
-// workerParams are the params of a relayed call for the worker: its own
-// name for the tool, and the other members (arguments, _meta) as the host
-// sent them, in key order. The values come from a line already decoded,
-// so they are valid JSON and are copied, not encoded again.
-func workerParams(tool string, p map[string]json.RawMessage) (json.RawMessage, error) {
+// relayedCall is a tools/call's params as the relay path takes them: the
+// tool's front name, and the other members (arguments, _meta) as the host
+// wrote them, keys included, in its order.
+type relayedCall struct {
+	name string
+	rest [][2][]byte
+}
+
+// splitCall splits a tools/call's params, or reports false for params the
+// relay path leaves to the SDK: not an object, no name or one that is not
+// a string, or a key written with an escape or twice (whose meaning a
+// decoder settles, not a byte comparison).
+func splitCall(params json.RawMessage) (relayedCall, bool) {
+	var c relayedCall
+	var name []byte
+	refused := false
+	ok := jsonstr.Members(params, func(k, v []byte) {
+		switch {
+		case refused:
+		case bytes.IndexByte(k, '\\') >= 0:
+			refused = true
+		case string(k) == `"name"`:
+			refused = name != nil
+			name = v
+		default:
+			for _, m := range c.rest {
+				refused = refused || bytes.Equal(m[0], k)
+			}
+			c.rest = append(c.rest, [2][]byte{k, v})
+		}
+	})
+	if !ok || refused || len(name) == 0 || name[0] != '"' {
+		return relayedCall{}, false
+	}
+	if bytes.IndexByte(name, '\\') < 0 {
+		c.name = string(name[1 : len(name)-1])
+	} else if json.Unmarshal(name, &c.name) != nil {
+		return relayedCall{}, false
+	}
+	return c, true
+}
+
+// workerParams are the params of the call for the worker: its own name for
+// the tool, then the other members as the host sent them. They come from
+// a line already decoded, so they are valid JSON and are copied, not
+// encoded again.
+func (c relayedCall) workerParams(tool string) (json.RawMessage, error) {
 	name, err := json.Marshal(tool)
 	if err != nil {
 		return nil, fmt.Errorf("front: encode tool name: %w", err)
 	}
-	keys := make([]string, 0, len(p))
 	size := len(name) + 10
-	for k, v := range p {
-		if k != "name" {
-			keys = append(keys, k)
-			size += len(k) + len(v) + 8
-		}
+	for _, m := range c.rest {
+		size += len(m[0]) + len(m[1]) + 2
 	}
-	slices.Sort(keys)
 	b := make([]byte, 0, size)
 	b = append(b, `{"name":`...)
 	b = append(b, name...)
-	for _, k := range keys {
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, fmt.Errorf("front: encode param name: %w", err)
-		}
+	for _, m := range c.rest {
 		b = append(b, ',')
-		b = append(b, kb...)
+		b = append(b, m[0]...)
 		b = append(b, ':')
-		b = append(b, p[k]...)
+		b = append(b, m[1]...)
 	}
 	return append(b, '}'), nil
 }
@@ -283,13 +314,11 @@ func (s *Server) ownServerInfo(result json.RawMessage) json.RawMessage {
 		return result
 	}
 	start := i + len(serverInfoKey)
-	dec := json.NewDecoder(bytes.NewReader(result[start:]))
-	var old json.RawMessage
-	if dec.Decode(&old) != nil {
+	end := jsonstr.ValueEnd(result, start)
+	if end < 0 {
 		return result
 	}
 	impl := s.implJSON
-	end := start + int(dec.InputOffset())
 	out := make([]byte, 0, len(result)-(end-start)+len(impl))
 	out = append(out, result[:start]...)
 	out = append(out, impl...)

@@ -1,6 +1,8 @@
 // Package jsonstr crosses JSON strings without reading them a byte at a
 // time: most of a JSON-RPC message's bytes are in its strings (a page's
-// text), and bytes.IndexByte finds their ends many bytes at a time.
+// text), and bytes.IndexByte finds their ends many bytes at a time. On
+// that it crosses whole values, and walks an object's members, without
+// decoding them.
 package jsonstr
 
 import "bytes"
@@ -24,4 +26,106 @@ func End(data []byte, from int) int {
 		}
 		i = end + 1
 	}
+}
+
+// ValueEnd returns the index just past the JSON value that starts at
+// data[from] (after any white space), or -1 where none ends within data.
+// It finds where a value ends in data known to be valid JSON (a message
+// already parsed); it does not check the value.
+func ValueEnd(data []byte, from int) int {
+	i := skipSpace(data, from)
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		if e := End(data, i+1); e < len(data) {
+			return e + 1
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				if i = End(data, i+1); i >= len(data) {
+					return -1
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	// A number, true, false or null.
+	for k := i; k < len(data); k++ {
+		switch data[k] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return k
+		}
+	}
+	return len(data)
+}
+
+// Members calls fn with each member of the JSON object in data, in order:
+// its key as written (quotes and escapes included) and its value. It
+// reports false, having called fn for the members before, where data is
+// not one object, white space around it aside. Like ValueEnd it reads
+// valid JSON; it checks the object's punctuation, not its values.
+func Members(data []byte, fn func(key, value []byte)) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		ke := End(data, i+1)
+		if ke >= len(data) {
+			return false
+		}
+		key := data[i : ke+1]
+		i = skipSpace(data, ke+1)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		vs := skipSpace(data, i+1)
+		ve := ValueEnd(data, vs)
+		if ve < 0 {
+			return false
+		}
+		fn(key, data[vs:ve])
+		i = skipSpace(data, ve)
+		switch {
+		case i < len(data) && data[i] == ',':
+			i = skipSpace(data, i+1)
+		case i < len(data) && data[i] == '}':
+			return skipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+}
+
+// skipSpace returns the index of the first byte from i on that is not
+// JSON white space, or len(data).
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
 }

@@ -1,6 +1,9 @@
 package jsonstr
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestEnd(t *testing.T) {
 	tests := []struct {
@@ -25,6 +28,66 @@ func TestEnd(t *testing.T) {
 			}
 			if got := End([]byte(tt.data), from); got != tt.want {
 				t.Errorf("End(%q, %d) = %d, want %d", tt.data, from, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValueEnd(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want int
+	}{
+		{"string", `"a,b",1`, 5},
+		{"string with an escaped quote", `"a\"}",1`, 6},
+		{"number", `12.5e3,`, 6},
+		{"number at the end", `-7`, 2},
+		{"literal before a brace", `true}`, 4},
+		{"white space first", "  null ,", 6},
+		{"object", `{"a":[1,{"b":"}"}],"c":"]"},1`, 27},
+		{"array of strings with brackets", `["[","]"]x`, 9},
+		{"empty object", `{}`, 2},
+		{"unterminated object", `{"a":1`, -1},
+		{"unterminated string", `"abc`, -1},
+		{"unterminated string in an array", `["a]`, -1},
+		{"nothing", "  ", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ValueEnd([]byte(tt.data), 0); got != tt.want {
+				t.Errorf("ValueEnd(%q) = %d, want %d", tt.data, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMembers(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want []string // key=value, as written
+		ok   bool
+	}{
+		{"call params", `{"name":"r_read","arguments":{"path":"a,}b"},"_meta":{"k":[1,2]}}`,
+			[]string{`"name"="r_read"`, `"arguments"={"path":"a,}b"}`, `"_meta"={"k":[1,2]}`}, true},
+		{"white space everywhere", " {\n \"a\" : 1 ,\t\"b\":null } \n", []string{`"a"=1`, `"b"=null`}, true},
+		{"escaped key kept as written", `{"na\u006de":"x"}`, []string{`"na\u006de"="x"`}, true},
+		{"empty object", ` {} `, nil, true},
+		{"duplicate keys both seen", `{"a":1,"a":2}`, []string{`"a"=1`, `"a"=2`}, true},
+		{"not an object", `[1]`, nil, false},
+		{"no colon", `{"a" 1}`, nil, false},
+		{"trailing comma", `{"a":1,}`, []string{`"a"=1`}, false},
+		{"data after the object", `{"a":1} x`, []string{`"a"=1`}, false},
+		{"unterminated", `{"a":{"b":1}`, []string{`"a"={"b":1}`}, false},
+		{"unquoted key", `{a:1}`, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			ok := Members([]byte(tt.data), func(k, v []byte) { got = append(got, string(k)+"="+string(v)) })
+			if ok != tt.ok || strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("Members(%q) = %q, %v; want %q, %v", tt.data, got, ok, tt.want, tt.ok)
 			}
 		})
 	}
