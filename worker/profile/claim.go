@@ -1,11 +1,14 @@
 package profile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/worker/jsonstr"
 )
 
 // metaProtocolVersion is the _meta key by which a 2026-07-28 request names
@@ -57,12 +60,11 @@ func (c *claimConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // checkClaim returns the refusal of a call whose params do not name
 // Version in _meta, or nil.
 func checkClaim(params json.RawMessage) *jsonrpc.Error {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
+	named, ok := claimedFast(params)
+	if !ok {
+		named = claimed(params)
 	}
-	_ = json.Unmarshal(params, &p) // params that are not an object name no version
-	var named string
-	if raw, ok := p.Meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &named) != nil || named == "" {
+	if named == "" {
 		data, _ := json.Marshal(struct {
 			Supported []string `json:"supported"`
 		}{[]string{Version}})
@@ -82,3 +84,71 @@ func checkClaim(params json.RawMessage) *jsonrpc.Error {
 		Data:    data,
 	}
 }
+
+// claimed is the version params' _meta names, "" for none: as decoded
+// into a struct, so "_meta" matches in any case and a key repeated
+// counts last.
+func claimed(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p) // params that are not an object name no version
+	var named string
+	if raw, ok := p.Meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &named) != nil {
+		return ""
+	}
+	return named
+}
+
+// claimedFast is claimed without decoding the params: their members are
+// walked (a call's arguments, a whole file's content for a write, are
+// crossed, not decoded). It reports false where it leaves the answer to
+// claimed: params that are not an object, a key written with an escape,
+// _meta twice (in any case) or the version twice, _meta not an object.
+// The params come from a parsed line, so they are valid JSON.
+func claimedFast(params json.RawMessage) (string, bool) {
+	var meta, raw []byte
+	plain := true
+	if !jsonstr.Members(params, func(k, v []byte) {
+		switch {
+		case bytes.IndexByte(k, '\\') >= 0:
+			plain = false
+		case bytes.EqualFold(k, metaKey):
+			plain = plain && meta == nil
+			meta = v
+		}
+	}) || !plain {
+		return "", false
+	}
+	if meta == nil {
+		return "", true
+	}
+	if !jsonstr.Members(meta, func(k, v []byte) {
+		switch {
+		case bytes.IndexByte(k, '\\') >= 0:
+			plain = false
+		case string(k) == versionKey:
+			plain = plain && raw == nil
+			raw = v
+		}
+	}) || !plain {
+		return "", false
+	}
+	switch {
+	case raw == nil || raw[0] != '"':
+		return "", true // no version, or not a string: none named
+	case bytes.IndexByte(raw, '\\') < 0:
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var named string
+	if json.Unmarshal(raw, &named) != nil {
+		return "", true
+	}
+	return named, true
+}
+
+// The keys claimedFast looks for, quoted as written.
+var (
+	metaKey    = []byte(`"_meta"`)
+	versionKey = `"` + metaProtocolVersion + `"`
+)

@@ -26,8 +26,30 @@ func TestCheckClaim(t *testing.T) {
 			"Unsupported protocol version: the request named 2025-11-25; this server implements 2026-07-28", `{"supported":["2026-07-28"],"requested":"2025-11-25"}`},
 		{"newer revision", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2027-01-01"}}`,
 			"Unsupported protocol version: the request named 2027-01-01; this server implements 2026-07-28", `{"supported":["2026-07-28"],"requested":"2027-01-01"}`},
+		// Spellings the member walk leaves to the decoder (some), answered
+		// as decoded.
+		{"_meta in another case", `{"_META":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, "", ""},
+		{"escaped _meta key", `{"_m\u0065ta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, "", ""},
+		{"escaped version key", `{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}`, "", ""},
+		{"_meta twice, merged", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"_meta":{"a":1}}`, "", ""},
+		{"version twice, the last counts", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`,
+			"Unsupported protocol version: the request named 2025-11-25; this server implements 2026-07-28", `{"supported":["2026-07-28"],"requested":"2025-11-25"}`},
+		{"escaped version value", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-2\u0038"}}`, "", ""},
+		{"_meta null", `{"_meta":null}`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"content crossed", `{"name":"w","arguments":{"content":"\"_meta\":{} }"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, "", ""},
 	}
+	// The rows claimedFast leaves to the decoder.
+	decoded := map[string]bool{"no params": true, "params null": true, "params an array": true, "_meta not an object": true,
+		"escaped _meta key": true, "escaped version key": true, "_meta twice, merged": true, "version twice, the last counts": true, "_meta null": true}
 	for _, tt := range tests {
+		// The member walk answers every plain spelling, as the decoder.
+		named, ok := claimedFast(json.RawMessage(tt.params))
+		if want := !decoded[tt.name]; ok != want {
+			t.Errorf("%s: claimedFast answered %v, want %v", tt.name, ok, want)
+		}
+		if ok && named != claimed(json.RawMessage(tt.params)) {
+			t.Errorf("%s: claimedFast = %q, claimed = %q", tt.name, named, claimed(json.RawMessage(tt.params)))
+		}
 		e := checkClaim(json.RawMessage(tt.params))
 		switch {
 		case tt.message == "" && e != nil:
