@@ -91,6 +91,15 @@ func (c *benchClock) alternate(b *testing.B, i int, name string, ref, fn func())
 	}
 }
 
+// turns is operation i of a benchmark with several sides (the fsmcp side
+// and references, each a closure that runs it through measure or
+// reference): all of them, the one first whose turn it is.
+func turns(i int, sides ...func()) {
+	for k := range sides {
+		sides[(i+k)%len(sides)]()
+	}
+}
+
 // report stops the timer and reports, for each reference, its time per
 // operation as <name>-ns/op and the ratio of the fsmcp side to it as
 // x-<name>.

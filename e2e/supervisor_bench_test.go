@@ -4,7 +4,7 @@ package e2e
 //
 //	BenchmarkSupervisorHop              1-chunk read_text_file calls via the supervisor  x-worker, x-bare-relay
 //	BenchmarkSupervisorStartup/roots=N  spawn to tools/list answered, N roots            x-worker
-//	BenchmarkSupervisorSearchText/T     whole-tree search_text via the supervisor        x-worker, x-rg
+//	BenchmarkSupervisorSearchText/T     whole-tree search_text via the supervisor        x-worker, x-rg, x-bare-relay
 //
 // N is 1, 8 and 32 (1 and 8 under -short).
 
@@ -46,16 +46,10 @@ func BenchmarkSupervisorHop(b *testing.B) {
 	viaSupervisor()
 	var c benchClock
 	b.ResetTimer()
-	// The three batches take turns at going first.
-	sides := []func(){
-		func() { c.reference(b, "worker", workerAlone) },
-		func() { c.measure(viaSupervisor) },
-		func() { c.reference(b, "bare-relay", viaBareRelay) },
-	}
 	for i := range b.N {
-		for k := range sides {
-			sides[(i+k)%len(sides)]()
-		}
+		turns(i, func() { c.reference(b, "worker", workerAlone) },
+			func() { c.measure(viaSupervisor) },
+			func() { c.reference(b, "bare-relay", viaBareRelay) })
 	}
 	c.report(b)
 	c.perOp(b, n, "ns/call")
@@ -161,8 +155,10 @@ func benchRootsManifest(b *testing.B, n int) (dir, file string, tools int) {
 // BenchmarkSearchText at default budgets, following cursors to the end,
 // through the supervisor (its worker runs in plugin mode, GOMAXPROCS=1)
 // against the same worker binary on stdio alone on the same tree in the
-// same loop (x-worker), alternating which goes first, and against rg -F
-// (x-rg). Both workers keep their inventories between searches. Trees:
+// same loop (x-worker), against the worker behind barerelay (x-bare-relay;
+// bare-relay-x-rg is what a process in the path that only copies bytes
+// comes to), the three taking turns at going first, and against rg -F
+// (x-rg). The workers keep their inventories between searches. Trees:
 // 10k files of ~1 KiB, and (not under -short) the 206 MB tree of
 // BenchmarkSearchText200MB.
 func BenchmarkSupervisorSearchText(b *testing.B) {
@@ -194,18 +190,25 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 			}
 		}
 	}
-	viaSupervisor, workerAlone := search(sup.session, "tree_search_text"), search(alone, "search_text")
+	bare := connectWorkerAlone(b, bins.bareRelay, append([]string{bins.worker, "--root", t.root, "--include", "**", "--tools", "read", "--name", "tree"}, benchFlags(lim)...)...)
+	viaSupervisor, workerAlone, viaBareRelay := search(sup.session, "tree_search_text"), search(alone, "search_text"), search(bare, "search_text")
 	viaSupervisor()
 	workerAlone()
+	viaBareRelay()
 	rg := benchTool(b, "rg")
 	b.SetBytes(t.bytes)
 	var c benchClock
 	b.ResetTimer()
 	for i := range b.N {
-		c.alternate(b, i, "worker", workerAlone, viaSupervisor)
+		turns(i, func() { c.reference(b, "worker", workerAlone) },
+			func() { c.measure(viaSupervisor) },
+			func() { c.reference(b, "bare-relay", viaBareRelay) })
 		if rg != "" {
 			c.reference(b, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) })
 		}
 	}
 	c.report(b)
+	if r, rg := c.ref("bare-relay"), c.ref("rg"); rg > 0 {
+		b.ReportMetric(float64(r)/float64(rg), "bare-relay-x-rg")
+	}
 }
