@@ -1,6 +1,8 @@
 package jsonstr
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -91,4 +93,62 @@ func TestMembers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMembers: on any valid JSON object, Members reports every member in
+// order, its key unquoting to the decoder's and its value the decoder's
+// value as written.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, ` {"a" : [1, {"b":"}"}] , "c":"\"", "d":null} `, `{"na\u006de":{"x":[]},"e":-1.5e3}`, `{"a":{},"a":[]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var obj map[string]json.RawMessage
+		if !json.Valid(data) || json.Unmarshal(data, &obj) != nil || obj == nil {
+			return // Members reads valid objects only
+		}
+		var keys []string
+		var values [][]byte
+		if !Members(data, func(k, v []byte) {
+			var key string
+			if err := json.Unmarshal(k, &key); err != nil {
+				t.Fatalf("key %s does not unquote: %v", k, err)
+			}
+			keys = append(keys, key)
+			values = append(values, v)
+		}) {
+			t.Fatalf("Members(%q) = false for a valid object", data)
+		}
+		// The decoder keeps the last of repeated keys.
+		last := map[string][]byte{}
+		for i, k := range keys {
+			last[k] = values[i]
+		}
+		if len(last) != len(obj) {
+			t.Fatalf("Members(%q) found keys %q, the decoder %d", data, keys, len(obj))
+		}
+		for k, v := range obj {
+			if got, ok := last[k]; !ok || !bytes.Equal(got, bytes.TrimSpace(v)) {
+				t.Fatalf("Members(%q): %q = %q, the decoder %q", data, k, got, v)
+			}
+		}
+	})
+}
+
+// FuzzValueEnd: a valid JSON value followed by more data ends where the
+// value does.
+func FuzzValueEnd(f *testing.F) {
+	for _, s := range []string{`1`, `"a\\"`, `[{"a":"]"}]`, ` true `, `{"a":{"b":[1,2,"}"]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		v = bytes.TrimRight(v, " \t\r\n")
+		if !json.Valid(v) {
+			return
+		}
+		data := append(append([]byte{}, v...), ",1]"...)
+		if got := ValueEnd(data, 0); got != len(v) {
+			t.Fatalf("ValueEnd(%q) = %d, want %d", data, got, len(v))
+		}
+	})
 }
