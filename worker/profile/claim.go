@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -137,9 +138,10 @@ func claimedFast(params json.RawMessage) (string, bool) {
 	switch {
 	case raw == nil || raw[0] != '"':
 		return "", true // no version, or not a string: none named
-	case bytes.IndexByte(raw, '\\') < 0:
+	case bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw):
 		return string(raw[1 : len(raw)-1]), true
 	}
+	// Escapes, or bytes that are not UTF-8 (which the decoder replaces).
 	var named string
 	if json.Unmarshal(raw, &named) != nil {
 		return "", true

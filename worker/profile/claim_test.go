@@ -36,6 +36,8 @@ func TestCheckClaim(t *testing.T) {
 			"Unsupported protocol version: the request named 2025-11-25; this server implements 2026-07-28", `{"supported":["2026-07-28"],"requested":"2025-11-25"}`},
 		{"escaped version value", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-2\u0038"}}`, "", ""},
 		{"_meta null", `{"_meta":null}`, noClaim, `{"supported":["2026-07-28"]}`},
+		{"version not UTF-8", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + "\xcc" + `"}}`,
+			"Unsupported protocol version: the request named \ufffd; this server implements 2026-07-28", `{"supported":["2026-07-28"],"requested":"` + "\ufffd" + `"}`},
 		{"content crossed", `{"name":"w","arguments":{"content":"\"_meta\":{} }"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, "", ""},
 	}
 	// The rows claimedFast leaves to the decoder.
@@ -72,4 +74,25 @@ func TestIsObjectOrAbsent(t *testing.T) {
 			t.Errorf("isObjectOrAbsent(%q) = %v, want %v", raw, got, want)
 		}
 	}
+}
+
+// FuzzClaimed: wherever the member walk answers, it answers as the
+// decoder does.
+func FuzzClaimed(f *testing.F) {
+	for _, s := range []string{
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
+		`{"name":"x","arguments":{"content":"\"_meta\""},"_Meta":{"a":1,"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-2\u0038"}}`,
+		`{"_meta":null}`, `[]`, `{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		if !json.Valid(params) {
+			return // the transport passes only parsed params
+		}
+		if named, ok := claimedFast(params); ok && named != claimed(params) {
+			t.Fatalf("claimedFast(%q) = %q, claimed = %q", params, named, claimed(params))
+		}
+	})
 }
