@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,45 @@ func TestWorkerParams(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSplitCall: wherever the relay path takes a call's params, the
+// worker's params decode to the host's, with the worker's tool name.
+func FuzzSplitCall(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"reader_read_text_file","arguments":{"path":"a"},"_meta":{"k":1}}`,
+		`{"name":"a\u0062","arguments":{}}`, `{"arguments":{},"name":"x","name":"y"}`, `{"name":1}`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		var host map[string]json.RawMessage
+		if !json.Valid(params) || json.Unmarshal(params, &host) != nil {
+			return // the relay path sees only parsed params
+		}
+		c, ok := splitCall(params)
+		if !ok {
+			return
+		}
+		var name string
+		if err := json.Unmarshal(host["name"], &name); err != nil || name != c.name {
+			t.Fatalf("splitCall(%q) named %q, the decoder %q (%v)", params, c.name, name, err)
+		}
+		got, err := c.workerParams("tool")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var worker map[string]any
+		if err := json.Unmarshal(got, &worker); err != nil {
+			t.Fatalf("workerParams(%q) = %s: %v", params, got, err)
+		}
+		var want map[string]any
+		if err := json.Unmarshal(params, &want); err != nil {
+			t.Fatal(err)
+		}
+		want["name"] = "tool"
+		if !reflect.DeepEqual(worker, want) {
+			t.Fatalf("workerParams(%q) = %s, want %v", params, got, want)
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -196,9 +197,9 @@ func splitCall(params json.RawMessage) (relayedCall, bool) {
 	if !ok || refused || len(name) == 0 || name[0] != '"' {
 		return relayedCall{}, false
 	}
-	if bytes.IndexByte(name, '\\') < 0 {
+	if bytes.IndexByte(name, '\\') < 0 && utf8.Valid(name) {
 		c.name = string(name[1 : len(name)-1])
-	} else if json.Unmarshal(name, &c.name) != nil {
+	} else if json.Unmarshal(name, &c.name) != nil { // escapes, or bytes the decoder replaces
 		return relayedCall{}, false
 	}
 	return c, true
