@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -194,12 +193,10 @@ func splitCall(params json.RawMessage) (relayedCall, bool) {
 			c.rest = append(c.rest, [2][]byte{k, v})
 		}
 	})
-	if !ok || refused || len(name) == 0 || name[0] != '"' {
+	if !ok || refused {
 		return relayedCall{}, false
 	}
-	if bytes.IndexByte(name, '\\') < 0 && utf8.Valid(name) {
-		c.name = string(name[1 : len(name)-1])
-	} else if json.Unmarshal(name, &c.name) != nil { // escapes, or bytes the decoder replaces
+	if c.name, ok = jsonstr.Unquote(name); !ok {
 		return relayedCall{}, false
 	}
 	return c, true

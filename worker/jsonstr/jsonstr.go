@@ -5,7 +5,11 @@
 // decoding them.
 package jsonstr
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // End returns the index of the quote that ends the JSON string whose
 // contents begin at data[from] (just past its opening quote), or len(data)
@@ -114,6 +118,24 @@ func Members(data []byte, fn func(key, value []byte)) bool {
 			return false
 		}
 	}
+}
+
+// Unquote returns the string the JSON string v (its quotes included)
+// stands for, or false when v is not one. It decodes as encoding/json
+// does, bytes that are not UTF-8 becoming U+FFFD; a string with neither
+// escapes nor such bytes is only copied.
+func Unquote(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // skipSpace returns the index of the first byte from i on that is not

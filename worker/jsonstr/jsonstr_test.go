@@ -152,3 +152,26 @@ func FuzzValueEnd(f *testing.F) {
 		}
 	})
 }
+
+func TestUnquote(t *testing.T) {
+	tests := []struct {
+		name, v, want string
+		ok            bool
+	}{
+		{"plain", `"2026-07-28"`, "2026-07-28", true},
+		{"empty", `""`, "", true},
+		{"escapes", `"a\u0062\"c"`, `ab"c`, true},
+		{"not UTF-8", `"` + "\xcc" + `"`, "\ufffd", true},
+		{"a number", `7`, "", false},
+		{"null", `null`, "", false},
+		{"nothing", ``, "", false},
+		{"unterminated", `"ab`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, ok := Unquote([]byte(tt.v)); got != tt.want || ok != tt.ok {
+				t.Errorf("Unquote(%q) = %q, %v; want %q, %v", tt.v, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}

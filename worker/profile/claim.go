@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,45 +107,38 @@ func claimed(params json.RawMessage) string {
 // _meta twice (in any case) or the version twice, _meta not an object.
 // The params come from a parsed line, so they are valid JSON.
 func claimedFast(params json.RawMessage) (string, bool) {
-	var meta, raw []byte
-	plain := true
-	if !jsonstr.Members(params, func(k, v []byte) {
-		switch {
-		case bytes.IndexByte(k, '\\') >= 0:
-			plain = false
-		case bytes.EqualFold(k, metaKey):
-			plain = plain && meta == nil
-			meta = v
-		}
-	}) || !plain {
+	meta, ok := onlyMember(params, func(k []byte) bool { return bytes.EqualFold(k, metaKey) })
+	if !ok {
 		return "", false
 	}
 	if meta == nil {
 		return "", true
 	}
-	if !jsonstr.Members(meta, func(k, v []byte) {
-		switch {
-		case bytes.IndexByte(k, '\\') >= 0:
-			plain = false
-		case string(k) == versionKey:
-			plain = plain && raw == nil
-			raw = v
-		}
-	}) || !plain {
+	raw, ok := onlyMember(meta, func(k []byte) bool { return string(k) == versionKey })
+	if !ok {
 		return "", false
 	}
-	switch {
-	case raw == nil || raw[0] != '"':
-		return "", true // no version, or not a string: none named
-	case bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw):
-		return string(raw[1 : len(raw)-1]), true
-	}
-	// Escapes, or bytes that are not UTF-8 (which the decoder replaces).
-	var named string
-	if json.Unmarshal(raw, &named) != nil {
-		return "", true
-	}
+	named, _ := jsonstr.Unquote(raw) // none, or not a string: none named
 	return named, true
+}
+
+// onlyMember is the value of the one member of the object data whose key
+// (as written) match accepts, nil when none does. ok is false where data
+// is not an object, a key is written with an escape, or two keys match.
+func onlyMember(data []byte, match func(key []byte) bool) (v []byte, ok bool) {
+	ok = true
+	if !jsonstr.Members(data, func(k, val []byte) {
+		switch {
+		case bytes.IndexByte(k, '\\') >= 0:
+			ok = false
+		case match(k):
+			ok = ok && v == nil
+			v = val
+		}
+	}) {
+		return nil, false
+	}
+	return v, ok
 }
 
 // The keys claimedFast looks for, quoted as written.
