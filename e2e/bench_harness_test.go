@@ -69,13 +69,21 @@ func (c *benchClock) reference(b *testing.B, name string, fn func()) {
 	fn()
 	d := time.Since(start)
 	b.StartTimer()
-	for i := range c.refs {
-		if c.refs[i].name == name {
-			c.refs[i].d += d
-			return
-		}
+	if r := c.find(name); r != nil {
+		r.d += d
+		return
 	}
 	c.refs = append(c.refs, benchRef{name, d})
+}
+
+// find is the reference called name, nil before it first ran.
+func (c *benchClock) find(name string) *benchRef {
+	for i := range c.refs {
+		if c.refs[i].name == name {
+			return &c.refs[i]
+		}
+	}
+	return nil
 }
 
 // alternate is operation i of a benchmark that takes turns with a
@@ -84,13 +92,7 @@ func (c *benchClock) reference(b *testing.B, name string, fn func()) {
 // side always runs first (on a warmer cache, or after the other's
 // garbage).
 func (c *benchClock) alternate(b *testing.B, i int, name string, ref, fn func()) {
-	if i%2 == 0 {
-		c.reference(b, name, ref)
-	}
-	c.measure(fn)
-	if i%2 == 1 {
-		c.reference(b, name, ref)
-	}
+	turns(i, func() { c.reference(b, name, ref) }, func() { c.measure(fn) })
 }
 
 // turns is operation i of a benchmark with several sides (the fsmcp side
@@ -118,10 +120,8 @@ func (c *benchClock) report(b *testing.B) {
 
 // ref is the time the reference called name took so far.
 func (c *benchClock) ref(name string) time.Duration {
-	for _, r := range c.refs {
-		if r.name == name {
-			return r.d
-		}
+	if r := c.find(name); r != nil {
+		return r.d
 	}
 	return 0
 }

@@ -181,7 +181,9 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 	writeFile(b, manifest, fmt.Sprintf("version: 1\nroots:\n  - name: tree\n    path: %q\n    include: [\"**\"]\n    tools: read\n    limits: {max_files: %d, max_directories: %d}\n",
 		t.root, lim.MaxFiles, lim.MaxDirectories))
 	sup := startSupervisor(b, manifest, bins.worker)
-	alone := connectWorkerAlone(b, bins.worker, append([]string{"--root", t.root, "--include", "**", "--tools", "read", "--name", "tree"}, benchFlags(lim)...)...)
+	workerArgs := append([]string{"--root", t.root, "--include", "**", "--tools", "read", "--name", "tree"}, benchFlags(lim)...)
+	alone := connectWorkerAlone(b, bins.worker, workerArgs...)
+	bare := connectWorkerAlone(b, bins.bareRelay, append([]string{bins.worker}, workerArgs...)...)
 	search := func(cs *mcp.ClientSession, tool string) func() {
 		return func() {
 			matches, _ := benchFollow(b, cs, tool, map[string]any{"query": benchNeedle})
@@ -190,7 +192,6 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 			}
 		}
 	}
-	bare := connectWorkerAlone(b, bins.bareRelay, append([]string{bins.worker, "--root", t.root, "--include", "**", "--tools", "read", "--name", "tree"}, benchFlags(lim)...)...)
 	viaSupervisor, workerAlone, viaBareRelay := search(sup.session, "tree_search_text"), search(alone, "search_text"), search(bare, "search_text")
 	viaSupervisor()
 	workerAlone()
