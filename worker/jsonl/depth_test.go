@@ -82,9 +82,14 @@ func FuzzCheckDepth(f *testing.F) {
 	})
 }
 
-func BenchmarkCheckDepth(b *testing.B) {
+// depthBenchLine is a read_text_file answer of one 1 KiB chunk.
+func depthBenchLine() []byte {
 	text := strings.Repeat(`0123456789abcdef fsmcp one-chunk page line\\n`, 24)
-	line := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"items\":[{\"byte_offset\":0,\"text\":\"` + text + `\"}]}"}],"structuredContent":{"items":[{"byte_offset":0,"text":"` + text + `"}]}}}`)
+	return []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"items\":[{\"byte_offset\":0,\"text\":\"` + text + `\"}]}"}],"structuredContent":{"items":[{"byte_offset":0,"text":"` + text + `"}]}}}`)
+}
+
+func BenchmarkCheckDepth(b *testing.B) {
+	line := depthBenchLine()
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {
 		if err := checkDepth(line); err != nil {
@@ -94,8 +99,7 @@ func BenchmarkCheckDepth(b *testing.B) {
 }
 
 func BenchmarkCheckDepthBytewise(b *testing.B) {
-	text := strings.Repeat(`0123456789abcdef fsmcp one-chunk page line\\n`, 24)
-	line := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"items\":[{\"byte_offset\":0,\"text\":\"` + text + `\"}]}"}],"structuredContent":{"items":[{"byte_offset":0,"text":"` + text + `"}]}}}`)
+	line := depthBenchLine()
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {
 		checkDepthBytewise(line)
