@@ -86,7 +86,7 @@ type Proc struct {
 	failedN int
 	why     string // for Unavailable: why the worker cannot start
 	client  *plugin.Client
-	release func() // lets go of the thread that forked the worker
+	release func() // lets go of the thread that forked the worker and removes its socket directory
 	session *mcp.ClientSession
 	relay   *relay.Relay // tools/call, on the worker's call channel (wire.CallsPipes)
 	cmd     *exec.Cmd
@@ -197,10 +197,34 @@ type ExitError struct {
 	NeverRan bool
 }
 
+// maxSocketPath is the longest path a Unix socket can be bound to: the
+// size of sun_path less its terminating NUL, on macOS (104) which is
+// shorter than Linux (108).
+const maxSocketPath = 103
+
+// socketDirBase is where workers' socket directories are made: the
+// temporary directory, unless it is so deep that the socket's path (a
+// directory and a file name, each with up to 10 random digits) would not
+// fit, as under a deep $TMPDIR; then /tmp, where go-plugin would have put
+// the socket anyway.
+func socketDirBase() string {
+	base := os.TempDir()
+	if len(base)+len("/fsmcp-4294967295/plugin4294967295") > maxSocketPath {
+		return "/tmp"
+	}
+	return base
+}
+
+// errSocketDir is a worker start that failed before the process: the
+// directory for its go-plugin socket could not be made.
+var errSocketDir = errors.New("create the worker's socket directory")
+
 // Why says in a few words why a worker that never ran could not start,
 // without the binary's path (it goes to tool errors; the log has it).
 func (e *ExitError) Why() string {
 	switch {
+	case errors.Is(e.Err, errSocketDir):
+		return "no directory for the worker's socket can be made in the temporary directory"
 	case errors.Is(e.Err, os.ErrNotExist):
 		return "the worker binary is missing"
 	case errors.Is(e.Err, os.ErrPermission):
@@ -273,6 +297,20 @@ func (p *Proc) launch(ctx context.Context) error {
 	}
 	cmd.ExtraFiles = callsRemote.ExtraFiles()
 	cmd.Env = append(cmd.Env, wire.CallsEnvValue())
+	// go-plugin's worker listens on a Unix socket it creates in
+	// $PLUGIN_UNIX_SOCKET_DIR (else the temporary directory) and unlinks
+	// only when it returns from serving; a worker ended with SIGKILL, as
+	// kill ends them, would leave it behind. Each worker gets a directory
+	// of its own, removed as soon as the supervisor is connected (and, for
+	// a start that fails before that, once the worker is gone).
+	sockDir, err := os.MkdirTemp(socketDirBase(), "fsmcp-")
+	if err != nil {
+		_ = calls.Close()
+		_ = callsRemote.Close()
+		return &ExitError{Root: p.Name(), Code: -1, Err: fmt.Errorf("%w: %w", errSocketDir, err), NeverRan: true}
+	}
+	cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sockDir)
+	removeSockDir := func() { _ = os.RemoveAll(sockDir) }
 	stderr := p.stderr()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
@@ -288,7 +326,7 @@ func (p *Proc) launch(ctx context.Context) error {
 		SyncStdout:       stderr,
 		Logger:           p.pluginLogger(),
 	})
-	release := func() {}
+	release := removeSockDir
 	fail := func(err error) error {
 		_ = calls.Close()
 		_ = callsRemote.Close()
@@ -301,7 +339,8 @@ func (p *Proc) launch(ctx context.Context) error {
 		}
 		return &ExitError{Root: p.Name(), Code: code, Err: err, NeverRan: cmd.Process == nil}
 	}
-	rpc, release, err := clientOnOwnThread(client)
+	rpc, releaseThread, err := clientOnOwnThread(client)
+	release = func() { releaseThread(); removeSockDir() }
 	if err != nil {
 		return fail(err)
 	}
@@ -339,6 +378,10 @@ func (p *Proc) launch(ctx context.Context) error {
 		session.Close()
 		return fail(fmt.Errorf("the worker does not answer on its call channel: %w", err))
 	}
+	// Connected: the gRPC connection never dials the path again
+	// (wire.DialOptions), so a supervisor killed from here on leaves no
+	// socket behind.
+	removeSockDir()
 	exited := make(chan struct{})
 	go func() {
 		_ = session.Wait()

@@ -46,11 +46,14 @@ const MaxFrameBytes = 64 << 20
 const windowBytes = 4 << 20
 
 // DialOptions are the gRPC dial options the supervisor passes to go-plugin
-// so its side accepts frames up to MaxFrameBytes too.
+// so its side accepts frames up to MaxFrameBytes too. Idleness is off: an
+// idle channel closes its connection and dials again on the next call, and
+// the supervisor removes the worker's socket once connected.
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxFrameBytes), grpc.MaxCallSendMsgSize(MaxFrameBytes)),
 		grpc.WithInitialWindowSize(windowBytes), grpc.WithInitialConnWindowSize(windowBytes),
+		grpc.WithIdleTimeout(0),
 	}
 }
 
