@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,7 +53,7 @@ func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
 	if err != nil {
 		return pathErr("write", name, err)
 	}
-	tmp, fd, err := createTemp(rootfd)
+	tmp, err := writeTemp(rootfd, data, dest)
 	if err != nil {
 		return pathErr("write", name, err)
 	}
@@ -62,14 +63,6 @@ func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
 			unix.Unlinkat(rootfd, tmp, 0)
 		}
 	}()
-	f := os.NewFile(uintptr(fd), tmp)
-	if err := fillTemp(f, data, dest); err != nil {
-		f.Close()
-		return pathErr("write", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return pathErr("write", name, unwrapPathError(err))
-	}
 	if testHookBeforeRename != nil {
 		testHookBeforeRename()
 	}
@@ -86,14 +79,96 @@ func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
 	return nil
 }
 
+// writeTemp writes data to a new file in the root, gives it dest's
+// metadata, fsyncs it, and returns the temporary name it then has there.
+//
+// Where the filesystem can, the file is made with O_TMPFILE and named only
+// once it is complete, so a worker killed while writing (or a crash) leaves
+// nothing in the root but during the two system calls that name it and
+// rename it into place. Elsewhere (no O_TMPFILE, as on NFS, or no way to
+// link one, as on some FUSE filesystems) it is created under its
+// temporary name; a worker killed meanwhile leaves that file, which no
+// tool serves.
+func writeTemp(rootfd int, data []byte, dest *destination) (string, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(rootfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, newFileMode)
+	})
+	if err == nil {
+		f := os.NewFile(uintptr(fd), "tmpfile")
+		err := fillTemp(f, data, dest)
+		var tmp string
+		if err == nil {
+			tmp, err = linkTemp(rootfd, fd)
+		}
+		if closeErr := f.Close(); err == nil && closeErr != nil {
+			unix.Unlinkat(rootfd, tmp, 0)
+			err = closeErr
+		}
+		if err == nil {
+			return tmp, nil
+		}
+	}
+	// Any failure on the O_TMPFILE way takes the named way, which fails in
+	// its own words where the failure was real (EACCES, ENOSPC, EIO). The
+	// open fails with EOPNOTSUPP where the filesystem has no O_TMPFILE
+	// (EISDIR on kernels without it); some FUSE filesystems make the file
+	// but then fail to set its attributes (ENOENT) or to link it (EXDEV).
+	tmp, fd, err := createTemp(rootfd)
+	if err != nil {
+		return "", err
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	if err := fillTemp(f, data, dest); err != nil {
+		f.Close()
+		unix.Unlinkat(rootfd, tmp, 0)
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		unix.Unlinkat(rootfd, tmp, 0)
+		return "", unwrapPathError(err)
+	}
+	return tmp, nil
+}
+
+// tempName returns a fresh temporary name: TempPrefix, 16 random hex
+// digits, TempSuffix.
+func tempName() (string, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", err
+	}
+	return TempPrefix + hex.EncodeToString(rnd[:]) + TempSuffix, nil
+}
+
+// linkTemp names the O_TMPFILE file open as fd in the root under a fresh
+// temporary name. It links /proc/self/fd/N, which needs no privilege
+// (linkat's AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH).
+func linkTemp(rootfd, fd int) (string, error) {
+	for attempt := 0; ; attempt++ {
+		tmp, err := tempName()
+		if err != nil {
+			return "", err
+		}
+		_, err = retryEINTR(func() (int, error) {
+			return 0, unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), rootfd, tmp, unix.AT_SYMLINK_FOLLOW)
+		})
+		if err == nil {
+			return tmp, nil
+		}
+		if err == unix.EEXIST && attempt < 100 {
+			continue
+		}
+		return "", mapErrno(err)
+	}
+}
+
 // createTemp creates a fresh temp file in the root with mode 0600.
 func createTemp(rootfd int) (string, int, error) {
 	for attempt := 0; ; attempt++ {
-		var rnd [8]byte
-		if _, err := rand.Read(rnd[:]); err != nil {
+		tmp, err := tempName()
+		if err != nil {
 			return "", -1, err
 		}
-		tmp := TempPrefix + hex.EncodeToString(rnd[:]) + TempSuffix
 		fd, err := retryEINTR(func() (int, error) {
 			return unix.Openat(rootfd, tmp,
 				unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, newFileMode)
