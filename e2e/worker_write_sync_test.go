@@ -90,18 +90,20 @@ func TestWriteKilledWhileSyncing(t *testing.T) {
 }
 
 // TestWriteWithoutTmpfile: where the filesystem cannot make O_TMPFILE
-// files, or makes them but cannot link one into place (go-fuse's own
-// loopback answers EXDEV), a write still succeeds through a named
-// temporary file, replaces the file with its mode kept, creates a new one
-// with mode 0600, and leaves no temporary file.
+// files, or makes them but cannot finish one (go-fuse's own loopback
+// cannot set its attributes or link it), a write still succeeds through a
+// named temporary file, replaces the file with its mode kept, creates a
+// new one with mode 0600, and leaves no temporary file. A root whose
+// O_TMPFILE file could not be finished asks for no more.
 func TestWriteWithoutTmpfile(t *testing.T) {
 	tests := []struct {
 		name          string
 		tmpfile, link bool
+		tmpfiles      int32 // asked of the filesystem by the two writes; -1: any
 	}{
-		{"no O_TMPFILE", false, false},
-		{"O_TMPFILE not linkable", true, false},
-		{"O_TMPFILE linkable", true, true},
+		{"no O_TMPFILE", false, false, -1},
+		{"O_TMPFILE not finished", true, false, 1},
+		{"O_TMPFILE", true, true, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +112,8 @@ func TestWriteWithoutTmpfile(t *testing.T) {
 			if err := os.Chmod(filepath.Join(host, "old.txt"), 0o640); err != nil {
 				t.Fatal(err)
 			}
-			fusefs.Mount(t, mnt, fusefs.NewSyncGate(t, host, tc.tmpfile, tc.link, false))
+			root := fusefs.NewSyncGate(t, host, tc.tmpfile, tc.link, false)
+			fusefs.Mount(t, mnt, root)
 			cs := worker(t, mnt, "--include", "**")
 			for _, w := range []struct {
 				path string
@@ -127,6 +130,9 @@ func TestWriteWithoutTmpfile(t *testing.T) {
 			}
 			if temps := tempNames(t, host); len(temps) != 0 {
 				t.Errorf("temporary files left: %v", temps)
+			}
+			if got := fusefs.Gate(root).Tmpfiles.Load(); tc.tmpfiles >= 0 && got != tc.tmpfiles {
+				t.Errorf("the writes asked for %d O_TMPFILE files, want %d", got, tc.tmpfiles)
 			}
 		})
 	}

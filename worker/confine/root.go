@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,6 +87,9 @@ type Root struct {
 	mode      caseMode // how the root's filesystem matches names
 	guards    guards   // inotify watches over reads (see Guard)
 	rings     ringPool // io_uring rings for OpenReaders
+	// named: writes go the named way (see writeTemp); set once the
+	// O_TMPFILE way failed where the named way then succeeded.
+	named atomic.Bool
 }
 
 // Open opens the host directory dir as a Root. dir itself must not be a

@@ -53,7 +53,7 @@ func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
 	if err != nil {
 		return pathErr("write", name, err)
 	}
-	tmp, err := writeTemp(rootfd, data, dest)
+	tmp, err := r.writeTemp(rootfd, data, dest)
 	if err != nil {
 		return pathErr("write", name, err)
 	}
@@ -88,24 +88,21 @@ func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
 // rename it into place. Elsewhere (no O_TMPFILE, as on NFS, or no way to
 // link one, as on some FUSE filesystems) it is created under its
 // temporary name; a worker killed meanwhile leaves that file, which no
-// tool serves.
-func writeTemp(rootfd int, data []byte, dest *destination) (string, error) {
-	fd, err := retryEINTR(func() (int, error) {
-		return unix.Openat(rootfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, newFileMode)
-	})
-	if err == nil {
-		f := os.NewFile(uintptr(fd), "tmpfile")
-		err := fillTemp(f, data, dest)
-		var tmp string
+// tool serves. A root whose filesystem took the named way after the
+// O_TMPFILE way failed goes the named way from then on: some FUSE
+// filesystems make an O_TMPFILE file and only then fail, so each write
+// would be written twice.
+func (r *Root) writeTemp(rootfd int, data []byte, dest *destination) (string, error) {
+	tried := false
+	if !r.named.Load() {
+		fd, err := retryEINTR(func() (int, error) {
+			return unix.Openat(rootfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, newFileMode)
+		})
 		if err == nil {
-			tmp, err = linkTemp(rootfd, fd)
-		}
-		if closeErr := f.Close(); err == nil && closeErr != nil {
-			unix.Unlinkat(rootfd, tmp, 0)
-			err = closeErr
-		}
-		if err == nil {
-			return tmp, nil
+			tried = true
+			if tmp, err := linkedTemp(rootfd, fd, data, dest); err == nil {
+				return tmp, nil
+			}
 		}
 	}
 	// Any failure on the O_TMPFILE way takes the named way, which fails in
@@ -127,7 +124,26 @@ func writeTemp(rootfd int, data []byte, dest *destination) (string, error) {
 		unix.Unlinkat(rootfd, tmp, 0)
 		return "", unwrapPathError(err)
 	}
+	if tried {
+		r.named.Store(true)
+	}
 	return tmp, nil
+}
+
+// linkedTemp fills the O_TMPFILE file open as fd (closing it) and links it
+// into the root under a fresh temporary name.
+func linkedTemp(rootfd, fd int, data []byte, dest *destination) (string, error) {
+	f := os.NewFile(uintptr(fd), "tmpfile")
+	err := fillTemp(f, data, dest)
+	var tmp string
+	if err == nil {
+		tmp, err = linkTemp(rootfd, fd)
+	}
+	if closeErr := f.Close(); err == nil && closeErr != nil {
+		unix.Unlinkat(rootfd, tmp, 0)
+		err = closeErr
+	}
+	return tmp, err
 }
 
 // tempName returns a fresh temporary name: TempPrefix, 16 random hex

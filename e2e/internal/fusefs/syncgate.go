@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -24,6 +25,9 @@ type SyncGate struct {
 	// Waiting receives a value each time an fsync starts waiting at the
 	// gate (buffered; sends that would block are dropped).
 	Waiting chan struct{}
+
+	// Tmpfiles counts the O_TMPFILE files asked for.
+	Tmpfiles atomic.Int32
 
 	tmpfile, link bool
 	hold          bool
@@ -86,6 +90,7 @@ func (n *gateNode) real() string {
 // Tmpfile makes an O_TMPFILE file in the host directory, keeping a
 // descriptor of it for Link when the file system links them.
 func (n *gateNode) Tmpfile(ctx context.Context, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	n.g.Tmpfiles.Add(1)
 	switch {
 	case !n.g.tmpfile:
 		return nil, nil, 0, syscall.EOPNOTSUPP
