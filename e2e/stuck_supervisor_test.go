@@ -115,6 +115,31 @@ func TestSupervisorFrozenWorker(t *testing.T) {
 	}
 }
 
+// TestSupervisorFrozenAfterTimeout: a call to a frozen worker that times
+// out leaves nothing pending, yet the worker goes on being probed, is
+// found not responding and killed, with no further call (a root's probe
+// sleeps only while nothing is pending and no call has timed out since
+// the worker last answered one).
+func TestSupervisorFrozenAfterTimeout(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	ws := tree(t, map[string]string{"a.txt": "a\n"})
+	file := writeManifest(t, rootSpec{name: "frozen", path: ws, extra: "call_timeout: 500ms"})
+	p := startSupervisor(t, file, bins.worker)
+	old := p.workerOf(t, "frozen")
+	freeze(t, old)
+	t.Cleanup(func() { _ = syscall.Kill(old, syscall.SIGKILL) })
+	res, err := readCall(p.session, "frozen", "a.txt", 20*time.Second)
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "the call did not finish within 500ms") {
+		t.Fatalf("call to the frozen root: %v %q; want the timeout tool error", err, resultText(res))
+	}
+	start := time.Now()
+	eventually(t, 20*time.Second, "the frozen worker to be killed", func() bool { return !alive(old) })
+	t.Logf("figures: frozen worker killed %s after its call timed out", time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(p.stderr.String(), "frozen: worker not responding; killing it") {
+		t.Errorf("stderr lacks the not-responding line:\n%s", p.stderr)
+	}
+}
+
 // freeze stops process pid with SIGSTOP and waits until every thread of
 // it is stopped. kill(2) returns before that: the thread picked for the
 // signal stops the others once it runs, and meanwhile they run on, so a

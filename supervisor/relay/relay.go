@@ -34,12 +34,13 @@ type Relay struct {
 	err     error // why the connection ended, once it has
 	done    chan struct{}
 
-	lastRead atomic.Int64 // unix nanoseconds of the last message read
+	lastRead atomic.Int64  // unix nanoseconds of the last message read
+	sent     chan struct{} // signalled (not queued) when a call is sent
 }
 
 // New starts reading conn's responses.
 func New(conn mcp.Connection) *Relay {
-	r := &Relay{conn: conn, waiting: map[int64]call{}, done: make(chan struct{})}
+	r := &Relay{conn: conn, waiting: map[int64]call{}, done: make(chan struct{}), sent: make(chan struct{}, 1)}
 	go r.receive()
 	return r
 }
@@ -114,6 +115,10 @@ func (r *Relay) Go(ctx context.Context, method string, params json.RawMessage, d
 	n := r.next
 	r.waiting[n] = call{done: done}
 	r.mu.Unlock()
+	select {
+	case r.sent <- struct{}{}:
+	default:
+	}
 	id, err := jsonrpc.MakeID(float64(n))
 	if err == nil {
 		err = r.conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params})
@@ -175,6 +180,11 @@ func (r *Relay) Pending() int {
 	defer r.mu.Unlock()
 	return len(r.waiting)
 }
+
+// Sent receives a value after a call has been sent (once for any number
+// sent since it was last received), so a watcher can sleep while the relay
+// is idle.
+func (r *Relay) Sent() <-chan struct{} { return r.sent }
 
 // Done is closed when the connection has ended.
 func (r *Relay) Done() <-chan struct{} { return r.done }

@@ -133,3 +133,31 @@ func TestCloseFailsWaitingAndLaterCalls(t *testing.T) {
 		t.Fatal("Done not closed after Close")
 	}
 }
+
+// TestSentSignalsCalls: Sent has nothing before a call, one value after any
+// number of calls, and nothing once that value is taken.
+func TestSentSignalsCalls(t *testing.T) {
+	r := serve(t, nil)
+	pending := func() bool {
+		select {
+		case <-r.Sent():
+			return true
+		default:
+			return false
+		}
+	}
+	if pending() {
+		t.Fatal("Sent signalled before any call")
+	}
+	for range 3 {
+		if _, err := r.Call(context.Background(), "tools/call", echoParams("x", false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !pending() {
+		t.Fatal("Sent did not signal after three calls")
+	}
+	if pending() {
+		t.Fatal("Sent signalled twice for calls sent before it was received")
+	}
+}

@@ -26,19 +26,31 @@ const (
 	MaxMissedProbes = 3
 )
 
-// probe watches the worker behind rl until rl closes.
+// probe watches the worker behind rl until rl closes. While no call is
+// pending and none timed out it sleeps until one is sent or times out, so
+// an idle supervisor does not wake.
 func (p *Proc) probe(rl *relay.Relay, proc *os.Process) {
-	tick := time.NewTicker(ProbeInterval)
+	tick := time.NewTimer(ProbeInterval)
 	defer tick.Stop()
 	missed := 0
 	for {
+		if rl.Pending() == 0 && !p.suspect.Load() {
+			missed = 0
+			select {
+			case <-rl.Done():
+				return
+			case <-rl.Sent():
+			case <-p.timedOut:
+			}
+			tick.Reset(ProbeInterval)
+		}
 		select {
 		case <-rl.Done():
 			return
 		case <-tick.C:
 		}
+		tick.Reset(ProbeInterval)
 		if rl.Pending() == 0 && !p.suspect.Load() {
-			missed = 0
 			continue
 		}
 		sent := time.Now()

@@ -95,6 +95,8 @@ type Proc struct {
 	starts  int // worker processes launched so far
 
 	suspect atomic.Bool // a call timed out: probe the worker even when idle
+	// timedOut wakes an idle probe when a call times out (CallTimedOut).
+	timedOut chan struct{}
 }
 
 // New returns a supervisor for cfg's root; nothing is started yet.
@@ -102,7 +104,7 @@ func New(cfg Config) *Proc {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	return &Proc{cfg: cfg, state: Starting}
+	return &Proc{cfg: cfg, state: Starting, timedOut: make(chan struct{}, 1)}
 }
 
 // Name is the root's name.
@@ -118,7 +120,13 @@ func (p *Proc) CallTimeout() time.Duration {
 
 // CallTimedOut tells the root that a call to it ran past its timeout: its
 // worker is probed until it answers a probe, and killed if it does not.
-func (p *Proc) CallTimedOut() { p.suspect.Store(true) }
+func (p *Proc) CallTimedOut() {
+	p.suspect.Store(true)
+	select {
+	case p.timedOut <- struct{}{}:
+	default:
+	}
+}
 
 // Tools lists the worker's tools as it reported them at the first start.
 func (p *Proc) Tools() []*mcp.Tool {
