@@ -146,28 +146,45 @@ func linkedTemp(rootfd, fd int, data []byte, dest *destination) (string, error) 
 	return tmp, err
 }
 
-// tempName returns a fresh temporary name: TempPrefix, 16 random hex
-// digits, TempSuffix.
-func tempName() (string, error) {
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return "", err
-	}
-	return TempPrefix + hex.EncodeToString(rnd[:]) + TempSuffix, nil
-}
-
 // linkTemp names the O_TMPFILE file open as fd in the root under a fresh
 // temporary name. It links /proc/self/fd/N, which needs no privilege
 // (linkat's AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH).
 func linkTemp(rootfd, fd int) (string, error) {
-	for attempt := 0; ; attempt++ {
-		tmp, err := tempName()
-		if err != nil {
-			return "", err
-		}
-		_, err = retryEINTR(func() (int, error) {
+	return freshTemp(func(tmp string) error {
+		_, err := retryEINTR(func() (int, error) {
 			return 0, unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), rootfd, tmp, unix.AT_SYMLINK_FOLLOW)
 		})
+		return err
+	})
+}
+
+// createTemp creates a fresh temp file in the root with mode 0600.
+func createTemp(rootfd int) (string, int, error) {
+	fd := -1
+	tmp, err := freshTemp(func(tmp string) (err error) {
+		fd, err = retryEINTR(func() (int, error) {
+			return unix.Openat(rootfd, tmp,
+				unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, newFileMode)
+		})
+		return err
+	})
+	if err != nil {
+		return "", -1, err
+	}
+	return tmp, fd, nil
+}
+
+// freshTemp calls try with a fresh temporary name (TempPrefix, 16 random
+// hex digits, TempSuffix) until it does not fail with EEXIST, at most 100
+// times, and returns the name it succeeded with.
+func freshTemp(try func(tmp string) error) (string, error) {
+	for attempt := 0; ; attempt++ {
+		var rnd [8]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return "", err
+		}
+		tmp := TempPrefix + hex.EncodeToString(rnd[:]) + TempSuffix
+		err := try(tmp)
 		if err == nil {
 			return tmp, nil
 		}
@@ -175,27 +192,6 @@ func linkTemp(rootfd, fd int) (string, error) {
 			continue
 		}
 		return "", mapErrno(err)
-	}
-}
-
-// createTemp creates a fresh temp file in the root with mode 0600.
-func createTemp(rootfd int) (string, int, error) {
-	for attempt := 0; ; attempt++ {
-		tmp, err := tempName()
-		if err != nil {
-			return "", -1, err
-		}
-		fd, err := retryEINTR(func() (int, error) {
-			return unix.Openat(rootfd, tmp,
-				unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, newFileMode)
-		})
-		if err == nil {
-			return tmp, fd, nil
-		}
-		if err == unix.EEXIST && attempt < 100 {
-			continue
-		}
-		return "", -1, mapErrno(err)
 	}
 }
 
