@@ -86,7 +86,7 @@ type Proc struct {
 	failedN int
 	why     string // for Unavailable: why the worker cannot start
 	client  *plugin.Client
-	release func() // lets go of the thread that forked the worker and removes its socket directory
+	release func() // lets go of the thread that forked the worker
 	session *mcp.ClientSession
 	relay   *relay.Relay // tools/call, on the worker's call channel (wire.CallsPipes)
 	cmd     *exec.Cmd
@@ -309,8 +309,8 @@ func (p *Proc) launch(ctx context.Context) error {
 	// $PLUGIN_UNIX_SOCKET_DIR (else the temporary directory) and unlinks
 	// only when it returns from serving; a worker ended with SIGKILL, as
 	// kill ends them, would leave it behind. Each worker gets a directory
-	// of its own, removed as soon as the supervisor is connected (and, for
-	// a start that fails before that, once the worker is gone).
+	// of its own, removed as soon as the supervisor is connected, or by
+	// fail for a start that ends before that.
 	sockDir, err := os.MkdirTemp(socketDirBase(), "fsmcp-")
 	if err != nil {
 		_ = calls.Close()
@@ -388,8 +388,9 @@ func (p *Proc) launch(ctx context.Context) error {
 	}
 	// Connected: the gRPC connection never dials the path again
 	// (wire.DialOptions), so a supervisor killed from here on leaves no
-	// socket behind.
+	// socket behind, and the worker's end is only the thread to let go.
 	removeSockDir()
+	release = releaseThread
 	exited := make(chan struct{})
 	go func() {
 		_ = session.Wait()
