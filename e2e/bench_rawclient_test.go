@@ -145,28 +145,39 @@ func startRawWorker(b *testing.B, args ...string) *rawWorker {
 // A thread that ended meanwhile is not counted.
 func procRunTime(t testing.TB, pid int) time.Duration {
 	t.Helper()
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sum time.Duration
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "schedstat"))
-		if err != nil {
-			continue // the thread ended
-		}
+	for _, b := range taskFiles(t, pid, "schedstat") {
 		f := strings.Fields(string(b))
 		if len(f) == 0 {
 			continue
 		}
 		ns, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			t.Fatalf("%s/%s/schedstat: %q", dir, task.Name(), b)
+			t.Fatalf("schedstat of a thread of process %d: %q", pid, b)
 		}
 		sum += time.Duration(ns)
 	}
 	return sum
+}
+
+// taskFiles returns the contents of /proc/<pid>/task/<tid>/<name> for each
+// thread of process pid that is still there when it is read.
+func taskFiles(t testing.TB, pid int, name string) [][]byte {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files [][]byte
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, task.Name(), name))
+		if err != nil {
+			continue // the thread ended
+		}
+		files = append(files, b)
+	}
+	return files
 }
 
 type rawPage struct {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,17 +13,8 @@ import (
 // switched out so far (voluntarily or not), from /proc/PID/task/*/status.
 func contextSwitches(t *testing.T, pid int) int {
 	t.Helper()
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum := 0
-	for _, task := range tasks {
-		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "status"))
-		if err != nil {
-			continue // the thread ended
-		}
+	for _, b := range taskFiles(t, pid, "status") {
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
 				n, _ := strconv.Atoi(strings.TrimSpace(v))
