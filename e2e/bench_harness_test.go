@@ -118,12 +118,14 @@ func (c *benchClock) report(b *testing.B) {
 	}
 }
 
-// ref is the time the reference called name took so far.
-func (c *benchClock) ref(name string) time.Duration {
-	if r := c.find(name); r != nil {
-		return r.d
+// reportRatio reports reference name's time over reference of's as
+// "<name>-x-<of>", e.g. what the worker behind barerelay costs against the
+// worker alone; nothing while either has not run.
+func (c *benchClock) reportRatio(b *testing.B, name, of string) {
+	r, o := c.find(name), c.find(of)
+	if r != nil && o != nil && o.d > 0 {
+		b.ReportMetric(float64(r.d)/float64(o.d), name+"-x-"+of)
 	}
-	return 0
 }
 
 // perOp reports total/(b.N*per) under unit, e.g. the time of one call.

@@ -53,9 +53,7 @@ func BenchmarkSupervisorHop(b *testing.B) {
 	}
 	c.report(b)
 	c.perOp(b, n, "ns/call")
-	if w, r := c.ref("worker"), c.ref("bare-relay"); w > 0 {
-		b.ReportMetric(float64(r)/float64(w), "bare-relay-x-worker")
-	}
+	c.reportRatio(b, "bare-relay", "worker")
 }
 
 // BenchmarkSupervisorStartup: the time from spawning the supervisor on an
@@ -209,7 +207,5 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 		}
 	}
 	c.report(b)
-	if r, rg := c.ref("bare-relay"), c.ref("rg"); rg > 0 {
-		b.ReportMetric(float64(r)/float64(rg), "bare-relay-x-rg")
-	}
+	c.reportRatio(b, "bare-relay", "rg")
 }
