@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -61,10 +60,8 @@ func TestWriteKilledWhileSyncing(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
-				"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}},
-				"name":  "write_text_file", "arguments": map[string]any{"path": "keep.txt", "content": "new\n"}}})
-			if _, err := stdin.Write(append(req, '\n')); err != nil {
+			req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + newMeta + `,"name":"write_text_file","arguments":{"path":"keep.txt","content":"new\n"}}}` + "\n"
+			if _, err := stdin.Write([]byte(req)); err != nil {
 				t.Fatal(err)
 			}
 			select {
