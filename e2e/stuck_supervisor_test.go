@@ -103,7 +103,7 @@ func TestSupervisorFrozenWorker(t *testing.T) {
 		t.Errorf("the frozen root's call took %s to fail", o.took)
 	}
 	t.Logf("figures: frozen worker detected and its call failed after %s; %d healthy-root calls answered meanwhile", o.took.Round(time.Millisecond), healthy)
-	if !strings.Contains(p.stderr.String(), "frozen: worker not responding; killing it") {
+	if !p.logged("frozen: worker not responding; killing it") {
 		t.Errorf("stderr lacks the not-responding line:\n%s", p.stderr)
 	}
 	eventually(t, 20*time.Second, "the frozen root to come back", func() bool {
@@ -135,7 +135,7 @@ func TestSupervisorFrozenAfterTimeout(t *testing.T) {
 	start := time.Now()
 	eventually(t, 20*time.Second, "the frozen worker to be killed", func() bool { return !alive(old) })
 	t.Logf("figures: frozen worker killed %s after its call timed out", time.Since(start).Round(time.Millisecond))
-	if !strings.Contains(p.stderr.String(), "frozen: worker not responding; killing it") {
+	if !p.logged("frozen: worker not responding; killing it") {
 		t.Errorf("stderr lacks the not-responding line:\n%s", p.stderr)
 	}
 }

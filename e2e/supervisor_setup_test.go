@@ -201,6 +201,20 @@ func (p *supervisorProc) wait(t testing.TB, d time.Duration) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
+// logged reports whether the supervisor's stderr holds line within 5 s.
+// A line logged just before an event the test sees another way (a call's
+// answer, a process gone) can still be in the pipe when the test looks.
+func (p *supervisorProc) logged(line string) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(p.stderr.String(), line) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // workerPIDs lists the supervisor's child processes.
 func (p *supervisorProc) workerPIDs(t testing.TB) []int {
 	t.Helper()
