@@ -220,8 +220,8 @@ func (w *walk) prestat(d *confine.Dir, dir string, es []entry) []*confine.Stated
 	if !w.stats {
 		return nil
 	}
-	var names []string
-	var at []int
+	names := make([]string, 0, len(es))
+	at := make([]int, 0, len(es))
 	for i, e := range es {
 		if e.kind == confine.KindFile && w.r.sel.FileSelected(relpath.Join(dir, e.name)) {
 			names = append(names, e.name)
