@@ -367,7 +367,7 @@ func TestSplitWalkCancelled(t *testing.T) {
 			tries := 1
 			for ; !once(jobs, whole); tries++ {
 				if tries == 20 {
-					t.Fatalf("in 20 walks the cancellation after the calling goroutine's job %d of 40 never came before the other goroutine had charged every file", jobs)
+					t.Fatalf("in 20 walks the cancellation after the calling goroutine's job %d of 40 never had anything left to stop: the other goroutine took or charged the rest first", jobs)
 				}
 			}
 		}
