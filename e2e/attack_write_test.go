@@ -141,13 +141,7 @@ func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 func checkTempsUnserved(t *testing.T, root string, names []string) int {
 	t.Helper()
 	cs := worker(t, root, "--include", "**", "--no-default-exclude")
-	var temps []string
-	es, _ := os.ReadDir(root)
-	for _, e := range es {
-		if confine.IsTempName(e.Name()) {
-			temps = append(temps, e.Name())
-		}
-	}
+	temps := tempNames(t, root)
 	r := ok(t, cs, "list_directory", map[string]any{})
 	if got, want := paths(items[entryItem](t, r)), strings.Join(func() []string {
 		var out []string
