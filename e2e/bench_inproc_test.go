@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	fsworker "github.com/fsmcp/fsmcp/worker"
+	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,7 +33,7 @@ func benchInProc(b *testing.B, root string, limits fsworker.Limits) *mcp.ClientS
 	b.Cleanup(func() { r.Close() })
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := fsworker.NewServer(r, nil).Connect(ctx, st, nil)
+	ss, err := profile.Connect(ctx, fsworker.NewServer(r, nil), st)
 	if err != nil {
 		b.Fatal(err)
 	}

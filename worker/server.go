@@ -18,13 +18,14 @@ type ServerOptions struct {
 }
 
 // NewServer builds the MCP server for an opened root: the tools of the
-// root's mask, the 2026-07-28 profile, and nothing else.
-func NewServer(r *Root, o *ServerOptions) *mcp.Server {
+// root's mask, the 2026-07-28 profile, and nothing else. Its tools are
+// served on the profile's direct path too (profile.Run).
+func NewServer(r *Root, o *ServerOptions) *profile.Server {
 	impl := &mcp.Implementation{Name: "fsmcp-worker", Version: Version()}
 	if o != nil && o.Implementation != nil {
 		impl = o.Implementation
 	}
-	s := profile.New(impl, "")
+	s := profile.NewServer(impl, "")
 	for _, t := range r.tools() {
 		if r.mask.Has(t.tool.Name) {
 			s.AddTool(t.tool, t.handler)

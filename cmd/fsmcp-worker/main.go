@@ -140,7 +140,7 @@ const afterDrain = 250 * time.Millisecond
 // process: it exits once the time is up. Pipes are reopened non-blocking
 // and read and written with raw system calls (see nbio), so with one P
 // the process waits for input in the runtime's poller, not in a thread.
-func serveStdio(srv *mcp.Server, maxWrite int64, stderr io.Writer) int {
+func serveStdio(srv *profile.Server, maxWrite int64, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ended := make(chan struct{})

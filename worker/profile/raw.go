@@ -64,20 +64,22 @@ func (r *rawResults) take(tok []byte) ([]byte, bool) {
 }
 
 // Run serves s on t, wrapped by Transport, until ctx is done or the peer
-// leaves, as s.Run does; tool results of the textResult shape are written
-// to the peer as encoded, without the SDK's pass over them (see
-// rawResults).
-func Run(ctx context.Context, s *mcp.Server, t mcp.Transport) error {
+// leaves, as s.MCP.Run does; tool results of the textResult shape are
+// written to the peer as encoded, without the SDK's pass over them (see
+// rawResults), and calls the direct path takes (see directConn) never
+// reach the SDK.
+func Run(ctx context.Context, s *Server, t mcp.Transport) error {
 	raw := &rawResults{}
-	return s.Run(context.WithValue(ctx, rawKey{}, raw), &rawTransport{inner: Transport(t), raw: raw})
+	return s.MCP.Run(context.WithValue(ctx, rawKey{}, raw), &rawTransport{inner: &directTransport{inner: Transport(t), s: s}, raw: raw})
 }
 
-// Connect is s.Connect(ctx, t, nil) with the same way out for tool results
+// Connect is s.MCP.Connect(ctx, t, nil) with the same ways around the SDK
 // as Run, for a transport that is not to check the protocol claim (the
-// supervisor's call channel, whose front checked it).
-func Connect(ctx context.Context, s *mcp.Server, t mcp.Transport) (*mcp.ServerSession, error) {
+// supervisor's call channel, whose front checked it; the direct path
+// takes only calls that name Version).
+func Connect(ctx context.Context, s *Server, t mcp.Transport) (*mcp.ServerSession, error) {
 	raw := &rawResults{}
-	return s.Connect(context.WithValue(ctx, rawKey{}, raw), &rawTransport{inner: t, raw: raw}, nil)
+	return s.MCP.Connect(context.WithValue(ctx, rawKey{}, raw), &rawTransport{inner: &directTransport{inner: t, s: s}, raw: raw}, nil)
 }
 
 // rawTransport puts the results filed in raw in place of their tokens.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fsmcp/fsmcp/worker/jsonl"
@@ -55,27 +56,34 @@ func page(structured string) *mcp.CallToolResult {
 }
 
 // TestTextResultSameBytes serves textResults from go-sdk servers over the
-// jsonl transport, one handing them to the SDK as they are, one through
-// Refuse (as textResult) and one run by Run (whose transport writes the
-// bytes textResult filed in place of its token), and compares the response
-// lines byte for byte: result type, _meta and field order are the SDK's
-// own.
+// jsonl transport: one handing them to the SDK as they are, one through
+// Refuse (which makes them textResults), one through Run (the bytes
+// textResult filed in place of its token, and from the second call on the
+// direct path, which encodes them itself), and compares the response lines
+// byte for byte: result type, _meta and field order are the SDK's own.
+// Each result is asked for twice, so every one is answered on the direct
+// path at least once.
 func TestTextResultSameBytes(t *testing.T) {
 	impl := &mcp.Implementation{Name: "test", Version: "1 <&>"}
-	serve := func(s *mcp.Server, run func(context.Context, *mcp.Server, mcp.Transport) error) func(i int) string {
-		s.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	results := append(append([]func() *mcp.CallToolResult{}, textResults...), otherResults...)
+	serve := func(add func(*mcp.Tool, mcp.ToolHandler), run func(context.Context, mcp.Transport) error) (func(i int) string, *atomic.Int32) {
+		direct := new(atomic.Int32)
+		add(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if req.Session == nil {
+					direct.Add(1)
+				}
 				var a struct{ I int }
 				if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
 					return nil, err
 				}
-				return textResults[a.I](), nil
+				return results[a.I](), nil
 			})
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(func() { cancel(); inW.Close(); outR.Close() })
-		go run(ctx, s, &jsonl.Transport{Reader: inR, Writer: outW})
+		go run(ctx, &jsonl.Transport{Reader: inR, Writer: outW})
 		out := bufio.NewReader(outR)
 		return func(i int) string {
 			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"t","arguments":{"i":%d}}}`+"\n", i, i)
@@ -84,24 +92,52 @@ func TestTextResultSameBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			return line
+		}, direct
+	}
+	plain := mcp.NewServer(impl, Options(""))
+	sdk, _ := serve(plain.AddTool, func(ctx context.Context, t mcp.Transport) error { return plain.Run(ctx, Transport(t)) })
+	refused := New(impl, "")
+	withRefuse, _ := serve(refused.AddTool, func(ctx context.Context, t mcp.Transport) error { return refused.Run(ctx, Transport(t)) })
+	profiled := NewServer(impl, "")
+	run, direct := serve(profiled.AddTool, func(ctx context.Context, t mcp.Transport) error { return Run(ctx, profiled, t) })
+	for round := range 2 {
+		for i := range results {
+			want := sdk(i)
+			for name, ours := range map[string]func(int) string{"textResult": withRefuse, "Run": run} {
+				got := ours(i)
+				if got != want {
+					t.Errorf("%s, round %d, result %d:\n got %s\nwant %s", name, round, i, got, want)
+				}
+				if !strings.Contains(got, `"resultType":"complete"`) || !strings.Contains(got, `"io.modelcontextprotocol/serverInfo"`) {
+					t.Errorf("%s, result %d lacks the SDK's result type or server info: %s", name, i, got)
+				}
+			}
 		}
 	}
-	sdkRun := func(ctx context.Context, s *mcp.Server, t mcp.Transport) error { return s.Run(ctx, Transport(t)) }
-	sdk := serve(mcp.NewServer(impl, Options("")), sdkRun)
-	for name, ours := range map[string]func(int) string{
-		"textResult": serve(New(impl, ""), sdkRun),
-		"Run":        serve(New(impl, ""), Run),
-	} {
-		for i := range textResults {
-			want, got := sdk(i), ours(i)
-			if got != want {
-				t.Errorf("%s, result %d:\n got %s\nwant %s", name, i, got, want)
-			}
-			if !strings.Contains(got, `"resultType":"complete"`) || !strings.Contains(got, `"io.modelcontextprotocol/serverInfo"`) {
-				t.Errorf("%s, result %d lacks the SDK's result type or server info: %s", name, i, got)
-			}
-		}
+	// The first call vouched for the _meta; every later one went direct.
+	if got, want := int(direct.Load()), 2*len(results)-1; got != want {
+		t.Errorf("%d calls served on the direct path, want %d", got, want)
 	}
+}
+
+// otherResults are results of shapes textResult leaves to encoding/json:
+// no content (the SDK writes []), two contents, structured content as a
+// map, a serverInfo of the tool's own.
+var otherResults = []func() *mcp.CallToolResult{
+	func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{StructuredContent: json.RawMessage(`{"a":"<b>"}`)}
+	},
+	func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "<b>"}}}
+	},
+	func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: map[string]any{"x": "&"}}
+	},
+	func() *mcp.CallToolResult {
+		r := page(`{"items":[],"next_cursor":null}`)
+		r.Meta = mcp.Meta{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "its own"}}
+		return r
+	},
 }
 
 // The results fsmcp's tools give take the short cut; others are left to

@@ -40,7 +40,7 @@ var serviceDesc = grpc.ServiceDesc{
 }
 
 type sessionService struct {
-	srv *mcp.Server
+	srv *profile.Server
 }
 
 func (s *sessionService) serveStream(stream grpc.ServerStream) error {

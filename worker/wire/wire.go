@@ -76,7 +76,7 @@ func Plugins() plugin.PluginSet {
 // one (see CallsPipes), with lines of at most maxLine bytes (zero:
 // jsonl.DefaultMaxLine). Only the handshake is written to stdout; logs go
 // to stderr.
-func Serve(srv *mcp.Server, maxLine int) error {
+func Serve(srv *profile.Server, maxLine int) error {
 	if srv == nil {
 		return fmt.Errorf("wire: Serve needs a server")
 	}
@@ -118,7 +118,7 @@ func Serve(srv *mcp.Server, maxLine int) error {
 // *Client.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	MCP *mcp.Server
+	MCP *profile.Server
 }
 
 // GRPCServer registers the session service for p.MCP.

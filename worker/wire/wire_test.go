@@ -38,14 +38,14 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if wire.Launched() {
-		srv := profile.New(&mcp.Implementation{Name: "wire-test", Version: "1"}, "")
+		srv := profile.NewServer(&mcp.Implementation{Name: "wire-test", Version: "1"}, "")
 		type in struct {
 			Text string `json:"text"`
 		}
 		type out struct {
 			Text string `json:"text"`
 		}
-		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, out, error) {
+		mcp.AddTool(srv.MCP, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, out, error) {
 			return nil, out(a), nil
 		})
 		if err := wire.Serve(srv, 0); err != nil {
@@ -267,7 +267,7 @@ func TestServeRefusesWithoutCookie(t *testing.T) {
 	if wire.Launched() {
 		t.Skip("cookie present")
 	}
-	if err := wire.Serve(profile.New(&mcp.Implementation{Name: "x", Version: "1"}, ""), 0); err == nil {
+	if err := wire.Serve(profile.NewServer(&mcp.Implementation{Name: "x", Version: "1"}, ""), 0); err == nil {
 		t.Fatal("Serve without the cookie returned nil")
 	}
 	if err := wire.Serve(nil, 0); err == nil {

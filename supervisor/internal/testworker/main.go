@@ -76,9 +76,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testworker:", err)
 		os.Exit(64)
 	}
-	srv := profile.New(&mcp.Implementation{Name: "testworker", Version: "1"}, "")
+	srv := profile.NewServer(&mcp.Implementation{Name: "testworker", Version: "1"}, "")
 	if mask.Has(toolset.ReadTextFile) {
-		mcp.AddTool(srv, &mcp.Tool{Name: toolset.ReadTextFile, Description: "Read a file.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		mcp.AddTool(srv.MCP, &mcp.Tool{Name: toolset.ReadTextFile, Description: "Read a file.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 			func(ctx context.Context, _ *mcp.CallToolRequest, a readArgs) (*mcp.CallToolResult, readOut, error) {
 				if d, ok := strings.CutPrefix(a.Path, "slow-"); ok {
 					hold, err := time.ParseDuration(d)
@@ -106,7 +106,7 @@ func main() {
 			})
 	}
 	if mask.Has(toolset.WriteTextFile) {
-		mcp.AddTool(srv, &mcp.Tool{Name: toolset.WriteTextFile, Description: "Write a file."},
+		mcp.AddTool(srv.MCP, &mcp.Tool{Name: toolset.WriteTextFile, Description: "Write a file."},
 			func(_ context.Context, _ *mcp.CallToolRequest, a writeArgs) (*mcp.CallToolResult, writeOut, error) {
 				if err := os.WriteFile(filepath.Join(*root, filepath.Base(a.Path)), []byte(a.Content), 0o644); err != nil {
 					return nil, writeOut{}, err

@@ -1,0 +1,342 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/worker/jsonstr"
+)
+
+// The direct path. For each tools/call the SDK decodes the params and their
+// _meta several times (each decode with a fresh 32 KiB buffer), checks the
+// _meta, runs the middleware, and hands the handler's result on through two
+// more goroutines: about a third of the worker's CPU for a 1-chunk read
+// (docs/performance.md). A call the direct path takes runs the tool's
+// handler on a goroutine of its own as soon as it is read, and its answer,
+// encoded as the SDK encodes it, goes to the same connection. Everything
+// else (and every call it does not take) goes to the SDK as before.
+//
+// It takes only calls whose answer it can give exactly as the SDK would:
+// params of exactly _meta, name (a tool of the Server) and arguments (an
+// object), written without escapes in their keys or repeated keys; a _meta
+// naming Version, with clientCapabilities, and nothing more than
+// clientInfo, a plain progressToken and a plain logLevel beside them. The
+// SDK checks clientCapabilities and clientInfo by decoding them into its
+// own types; rather than repeat that, the direct path takes a call only
+// when the SDK has already answered a call with a result for the very
+// same bytes of those two members ("vouched"), which it does only when
+// they decode. So a client's first call goes through the SDK, and the
+// rest of its calls (whose _meta is the same) go direct.
+
+// directLimit bounds how many spellings of clientCapabilities and
+// clientInfo a connection remembers as vouched, and how many calls it
+// watches for a vouching answer: a client sends one.
+const directLimit = 8
+
+type directTransport struct {
+	inner mcp.Transport
+	s     *Server
+}
+
+func (t *directTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base, cancel := context.WithCancel(ctx)
+	return &directConn{Connection: c, s: t.s, base: base, cancel: cancel,
+		inFlight: map[jsonrpc.ID]context.CancelFunc{}, watched: map[jsonrpc.ID][]byte{}}, nil
+}
+
+type directConn struct {
+	mcp.Connection
+	s      *Server
+	base   context.Context // the calls' contexts derive from it; cancelled when the connection ends
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	inFlight map[jsonrpc.ID]context.CancelFunc // direct calls not yet answered
+	watched  map[jsonrpc.ID][]byte             // calls left to the SDK whose result would vouch for their key
+	vouched  [][]byte                          // keys (see directCall.key) the SDK answered a call with a result for
+}
+
+// Read returns the next message for the SDK, serving the calls the direct
+// path takes on the way.
+func (c *directConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			// As the SDK cancels its handlers when its input ends.
+			c.cancel()
+			return msg, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			return msg, nil
+		}
+		if req.Method == "notifications/cancelled" && !req.IsCall() {
+			c.cancelCall(req.Params) // and the SDK sees it, as before
+			return msg, nil
+		}
+		if !c.take(req) {
+			return msg, nil
+		}
+	}
+}
+
+// take starts serving req on the direct path and reports whether it did.
+func (c *directConn) take(req *jsonrpc.Request) bool {
+	if req.Method != "tools/call" || !req.IsCall() {
+		return false
+	}
+	call, ok := splitDirect(req.Params)
+	if !ok {
+		return false
+	}
+	h := c.s.tools[call.name]
+	if h == nil {
+		return false
+	}
+	c.mu.Lock()
+	if !c.isVouched(call.key) {
+		if len(c.watched) < directLimit {
+			c.watched[req.ID] = call.key
+		}
+		c.mu.Unlock()
+		return false
+	}
+	ctx, cancel := context.WithCancel(c.base)
+	c.inFlight[req.ID] = cancel
+	c.mu.Unlock()
+	go c.serve(ctx, req.ID, h, call)
+	return true
+}
+
+func (c *directConn) isVouched(key []byte) bool {
+	for _, k := range c.vouched {
+		if bytes.Equal(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// serve runs a direct call and writes its answer. The answer is always
+// written, even for a call the peer cancelled: the transport drops it
+// then, and frees the call's slot.
+func (c *directConn) serve(ctx context.Context, id jsonrpc.ID, h mcp.ToolHandler, call directCall) {
+	res, err := h(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.arguments}})
+	c.mu.Lock()
+	delete(c.inFlight, id)
+	c.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	resp := &jsonrpc.Response{ID: id}
+	switch {
+	case err != nil:
+		resp.Error = wireError(err)
+	case res == nil:
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool " + call.name + " returned no result"}
+	default:
+		if resp.Result, err = c.s.encode(res); err != nil {
+			resp.Result, resp.Error = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encode the result of " + call.name + ": " + err.Error()}
+		}
+	}
+	_ = c.Connection.Write(ctx, resp)
+}
+
+// wireError is err as the SDK answers a handler's error: itself when it is
+// a JSON-RPC error, else its text with the code of a JSON-RPC error it
+// wraps (0 for none).
+func wireError(err error) *jsonrpc.Error {
+	if we, ok := err.(*jsonrpc.Error); ok {
+		return we
+	}
+	out := &jsonrpc.Error{Message: err.Error()}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		out.Code = we.Code
+	}
+	return out
+}
+
+// cancelCall cancels the direct call a notifications/cancelled names, if
+// it names one.
+func (c *directConn) cancelCall(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	cancel, ok := c.inFlight[id]
+	c.mu.Unlock()
+	if ok {
+		cancel()
+	}
+}
+
+// Write writes msg, and remembers the key of a watched call the SDK
+// answered with a result as vouched.
+func (c *directConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		if key, ok := c.watched[resp.ID]; ok {
+			delete(c.watched, resp.ID)
+			if resp.Error == nil && len(c.vouched) < directLimit && !c.isVouched(key) {
+				c.vouched = append(c.vouched, key)
+			}
+		}
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// Close cancels the direct calls in flight, as the SDK cancels its
+// handlers when the session ends, and closes the connection.
+func (c *directConn) Close() error {
+	c.cancel()
+	return c.Connection.Close()
+}
+
+// directCall is a tools/call the direct path can take: the tool, its
+// arguments, and the key that must be vouched for.
+type directCall struct {
+	name      string
+	arguments json.RawMessage
+	key       []byte // clientCapabilities, a NUL, clientInfo (as written; empty when absent)
+}
+
+// The members of a direct call's params and of its _meta, as written.
+const (
+	keyName         = `"name"`
+	keyArguments    = `"arguments"`
+	keyMeta         = `"_meta"`
+	keyCapabilities = `"io.modelcontextprotocol/clientCapabilities"`
+	keyClientInfo   = `"io.modelcontextprotocol/clientInfo"`
+	keyLogLevel     = `"io.modelcontextprotocol/logLevel"`
+	keyProgress     = `"progressToken"`
+)
+
+// splitDirect splits a tools/call's params, or reports false for params
+// the direct path leaves to the SDK (see the package's note on the direct
+// path). The params come from a parsed line, so they are valid JSON.
+func splitDirect(params json.RawMessage) (directCall, bool) {
+	var c directCall
+	var name, meta []byte
+	ok := eachOnce(params, func(k, v []byte) bool {
+		switch string(k) {
+		case keyName:
+			name = v
+		case keyArguments:
+			c.arguments = v
+			return len(v) > 0 && v[0] == '{'
+		case keyMeta:
+			meta = v
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok || name == nil || c.arguments == nil || meta == nil {
+		return directCall{}, false
+	}
+	if c.name, ok = jsonstr.Unquote(name); !ok {
+		return directCall{}, false
+	}
+	var caps, info []byte
+	named := false
+	ok = eachOnce(meta, func(k, v []byte) bool {
+		switch string(k) {
+		case versionKey:
+			named = string(v) == `"`+Version+`"`
+			return named
+		case keyCapabilities:
+			caps = v
+			return v[0] == '{'
+		case keyClientInfo:
+			info = v
+		case keyLogLevel:
+			return plainString(v)
+		case keyProgress:
+			return plainString(v) || plainInteger(v)
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok || !named || caps == nil {
+		return directCall{}, false
+	}
+	c.key = append(append(append(make([]byte, 0, len(caps)+1+len(info)), caps...), 0), info...)
+	return c, true
+}
+
+// eachOnce walks the members of the object data, stopping at the first
+// member fn refuses; it reports false where data is not an object, a key
+// is written with an escape or twice, or fn refused a member.
+func eachOnce(data []byte, fn func(key, value []byte) bool) bool {
+	ok := true
+	var seen [][]byte
+	if !jsonstr.Members(data, func(k, v []byte) {
+		if !ok {
+			return
+		}
+		if bytes.IndexByte(k, '\\') >= 0 {
+			ok = false
+			return
+		}
+		for _, s := range seen {
+			if bytes.Equal(s, k) {
+				ok = false
+				return
+			}
+		}
+		seen = append(seen, k)
+		ok = fn(k, v)
+	}) {
+		return false
+	}
+	return ok
+}
+
+// plainString reports whether v is a JSON string of printable ASCII
+// without escapes, which every decoder reads the same.
+func plainString(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	for _, b := range v[1 : len(v)-1] {
+		if b < 0x20 || b > 0x7e || b == '\\' || b == '"' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainInteger reports whether v is a JSON integer of at most 15 digits,
+// which every decoder reads exactly.
+func plainInteger(v []byte) bool {
+	if len(v) > 0 && v[0] == '-' {
+		v = v[1:]
+	}
+	if len(v) == 0 || len(v) > 15 || (v[0] == '0' && len(v) > 1) {
+		return false
+	}
+	for _, b := range v {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
