@@ -87,6 +87,17 @@ func (p *protoTarget) send(t *testing.T, line string) {
 
 func (p *protoTarget) recv(t *testing.T) rpcReply {
 	t.Helper()
+	line := p.recvLine(t)
+	var r rpcReply
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatalf("%s: stdout line is not JSON: %.200q", p.name, line)
+	}
+	return r
+}
+
+// recvLine is the next line the target writes, within 20 s.
+func (p *protoTarget) recvLine(t *testing.T) string {
+	t.Helper()
 	type got struct {
 		line string
 		err  error
@@ -101,15 +112,11 @@ func (p *protoTarget) recv(t *testing.T) rpcReply {
 		if g.err != nil {
 			t.Fatalf("%s: stdout ended (%v); stderr:\n%s", p.name, g.err, p.stderr)
 		}
-		var r rpcReply
-		if err := json.Unmarshal([]byte(g.line), &r); err != nil {
-			t.Fatalf("%s: stdout line is not JSON: %.200q", p.name, g.line)
-		}
-		return r
+		return g.line
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s: no answer within 20s; stderr:\n%s", p.name, p.stderr)
 	}
-	return rpcReply{}
+	return ""
 }
 
 func toolCall(id int, tool, args string) string {
