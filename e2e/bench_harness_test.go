@@ -95,6 +95,32 @@ func (c *benchClock) alternate(b *testing.B, i int, name string, ref, fn func())
 	turns(i, func() { c.reference(b, name, ref) }, func() { c.measure(fn) })
 }
 
+// pairs runs fn and ref n times each, a call of one right after a call of
+// the other (ref first every other time), and times each call: fn's on the
+// fsmcp side, ref's as the reference called name. Unlike batches of each,
+// neither side runs after a run of the other's calls, whose garbage (or
+// its absence) the next run would pay for. The benchmark timer runs
+// throughout: ns/op counts both sides.
+func (c *benchClock) pairs(b *testing.B, n int, name string, ref, fn func()) {
+	var fsmcp, other time.Duration
+	timed := func(sum *time.Duration, f func()) func() {
+		return func() {
+			start := time.Now()
+			f()
+			*sum += time.Since(start)
+		}
+	}
+	for i := range n {
+		turns(i, timed(&fsmcp, fn), timed(&other, ref))
+	}
+	c.fsmcp += fsmcp
+	if r := c.find(name); r != nil {
+		r.d += other
+		return
+	}
+	c.refs = append(c.refs, benchRef{name, other})
+}
+
 // turns is operation i of a benchmark with several sides (the fsmcp side
 // and references, each a closure that runs it through measure or
 // reference): all of them, the one first whose turn it is.

@@ -362,56 +362,79 @@ func benchTrimLine(text []byte, n int) []byte {
 // one chunk, benchRoundTrips of them per operation; ns/call is one call.
 // The calls go over one raw JSON-RPC connection (rawWorker: write the
 // line, read the answer, decode the page), so the figure is the worker's,
-// not the go-sdk client's decoding. References, in batches as many and
-// taking turns on the same connection: server/discover (a complete answer
-// the worker builds without touching the root: the floor of a round trip
-// in this protocol, which has no ping) and os.ReadFile of the file.
-// cpu-x-discover is the ratio of the worker's own CPU time (all its
-// threads, from schedstat) over the read batches to that over the discover
-// batches.
+// not the go-sdk client's decoding. The reference, on the same connection:
+// server/discover (a complete answer the worker builds without touching
+// the root: the floor of a round trip in this protocol, which has no
+// ping).
+//
+// batches: the reads, then as many discovers, then as many os.ReadFile of
+// the file, taking turns; cpu-x-discover is the ratio of the worker's own
+// CPU time (all its threads, from schedstat) over the read batches to that
+// over the discover batches. pairs: each read followed by a discover (the
+// discover first every other time), each call timed. In batches, each side
+// runs after a hundred calls of the other, and pays for what they left:
+// the SDK's decoding allocates about 160 KB a discover, and pages the
+// runtime gave back to the kernel meanwhile fault in again (about 10 us
+// each here); pairs leave both sides the same process.
 func BenchmarkReadRoundTrip(b *testing.B) {
 	body := strings.Repeat("0123456789abcdef fsmcp one-chunk page line\n", 24)[:1000] + "\n"
 	root := tree(b, map[string]string{"page.txt": body})
 	w := startRawWorker(b, "--root", root, "--include", "**")
 	args := map[string]any{"path": "page.txt"}
-	read := func() {
-		p := w.call(b, "read_text_file", args)
-		if items := p.Result.StructuredContent.Items; len(items) != 1 || items[0].Text != body || p.Result.StructuredContent.NextCursor != nil {
-			b.Fatalf("want the file in one chunk and no cursor, got %d items", len(items))
+	read := func(b *testing.B) func() {
+		return func() {
+			p := w.call(b, "read_text_file", args)
+			if items := p.Result.StructuredContent.Items; len(items) != 1 || items[0].Text != body || p.Result.StructuredContent.NextCursor != nil {
+				b.Fatalf("want the file in one chunk and no cursor, got %d items", len(items))
+			}
 		}
 	}
-	discover := func() {
-		if m := w.request(b, "server/discover"); m["resultType"] != "complete" {
-			b.Fatalf("server/discover answered %v", m)
-		}
-	}
-	readFile := func() {
-		if _, err := os.ReadFile(filepath.Join(root, "page.txt")); err != nil {
-			b.Fatal(err)
+	discover := func(b *testing.B) func() {
+		return func() {
+			if m := w.request(b, "server/discover"); m["resultType"] != "complete" {
+				b.Fatalf("server/discover answered %v", m)
+			}
 		}
 	}
 	n := benchRoundTrips()
-	benchRepeat(20, func() { read(); discover() })()
-	var c benchClock
-	// The worker's CPU time in each batch, which other load on the
-	// machine disturbs less than the wall time.
-	var readCPU, discoverCPU time.Duration
-	cpu := func(sum *time.Duration, fn func()) func() {
-		return func() {
-			start := procRunTime(b, w.pid)
-			fn()
-			*sum += procRunTime(b, w.pid) - start
+	b.Run("batches", func(b *testing.B) {
+		readFile := func() {
+			if _, err := os.ReadFile(filepath.Join(root, "page.txt")); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	b.ResetTimer()
-	for range b.N {
-		c.measure(cpu(&readCPU, benchRepeat(n, read)))
-		c.reference(b, "discover", cpu(&discoverCPU, benchRepeat(n, discover)))
-		c.reference(b, "readfile", benchRepeat(n, readFile))
-	}
-	c.report(b)
-	c.perOp(b, n, "ns/call")
-	if discoverCPU > 0 {
-		b.ReportMetric(float64(readCPU)/float64(discoverCPU), "cpu-x-discover")
-	}
+		benchRepeat(20, func() { read(b)(); discover(b)() })()
+		var c benchClock
+		// The worker's CPU time in each batch, which other load on the
+		// machine disturbs less than the wall time.
+		var readCPU, discoverCPU time.Duration
+		cpu := func(sum *time.Duration, fn func()) func() {
+			return func() {
+				start := procRunTime(b, w.pid)
+				fn()
+				*sum += procRunTime(b, w.pid) - start
+			}
+		}
+		b.ResetTimer()
+		for range b.N {
+			c.measure(cpu(&readCPU, benchRepeat(n, read(b))))
+			c.reference(b, "discover", cpu(&discoverCPU, benchRepeat(n, discover(b))))
+			c.reference(b, "readfile", benchRepeat(n, readFile))
+		}
+		c.report(b)
+		c.perOp(b, n, "ns/call")
+		if discoverCPU > 0 {
+			b.ReportMetric(float64(readCPU)/float64(discoverCPU), "cpu-x-discover")
+		}
+	})
+	b.Run("pairs", func(b *testing.B) {
+		benchRepeat(20, func() { read(b)(); discover(b)() })()
+		var c benchClock
+		b.ResetTimer()
+		for range b.N {
+			c.pairs(b, n, "discover", discover(b), read(b))
+		}
+		c.report(b)
+		c.perOp(b, n, "ns/call")
+	})
 }
