@@ -15,6 +15,7 @@ import (
 	"github.com/fsmcp/fsmcp/supervisor/relay"
 	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/fsmcp/fsmcp/worker/jsonstr"
+	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
@@ -233,14 +234,8 @@ func (s *Server) takeCancel(req *jsonrpc.Request) bool {
 	if req.Method != "notifications/cancelled" || req.IsCall() {
 		return false
 	}
-	var p struct {
-		RequestID any `json:"requestId"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil {
-		return false
-	}
-	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
+	id, ok := profile.CancelledID(req.Params)
+	if !ok {
 		return false
 	}
 	s.relayed.mu.Lock()

@@ -168,22 +168,29 @@ func wireError(err error) *jsonrpc.Error {
 // cancelCall cancels the direct call a notifications/cancelled names, if
 // it names one.
 func (c *directConn) cancelCall(params json.RawMessage) {
+	id, ok := CancelledID(params)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	cancel, found := c.inFlight[id]
+	c.mu.Unlock()
+	if found {
+		cancel()
+	}
+}
+
+// CancelledID is the request a notifications/cancelled's params name, if
+// they name one.
+func CancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil {
-		return
+		return jsonrpc.ID{}, false
 	}
 	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
-		return
-	}
-	c.mu.Lock()
-	cancel, ok := c.inFlight[id]
-	c.mu.Unlock()
-	if ok {
-		cancel()
-	}
+	return id, err == nil && id.IsValid()
 }
 
 // Write writes msg, and remembers the key of a watched call the SDK

@@ -187,3 +187,32 @@ func TestDirectCancel(t *testing.T) {
 	ls.close()
 	ended("when the input ended")
 }
+
+func TestCancelledID(t *testing.T) {
+	for _, tt := range []struct {
+		params string
+		want   string // the id as JSON; "" for none
+	}{
+		{`{"requestId":7}`, `7`},
+		{`{"requestId":7.0}`, `7`},
+		{`{"requestId":"a-1","reason":"x"}`, `"a-1"`},
+		{`{"requestId":null}`, ""},
+		{`{"requestId":{}}`, ""},
+		{`{"reason":"x"}`, ""},
+		{`[]`, ""},
+		{``, ""},
+	} {
+		id, ok := CancelledID(json.RawMessage(tt.params))
+		got := ""
+		if ok {
+			b, err := json.Marshal(id.Raw())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = string(b)
+		}
+		if got != tt.want {
+			t.Errorf("CancelledID(%s) = %s, want %s", tt.params, got, tt.want)
+		}
+	}
+}
