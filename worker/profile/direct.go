@@ -9,8 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
 )
 
 // The direct path. For each tools/call the SDK decodes the params and their
@@ -114,7 +112,7 @@ func (c *directConn) take(req *jsonrpc.Request) bool {
 	ctx, cancel := context.WithCancel(c.base)
 	c.inFlight[req.ID] = cancel
 	c.mu.Unlock()
-	go c.serve(ctx, req.ID, h, call)
+	go c.serve(ctx, cancel, req.ID, h, call)
 	return true
 }
 
@@ -130,11 +128,12 @@ func (c *directConn) isVouched(key []byte) bool {
 // serve runs a direct call and writes its answer. The answer is always
 // written, even for a call the peer cancelled: the transport drops it
 // then, and frees the call's slot.
-func (c *directConn) serve(ctx context.Context, id jsonrpc.ID, h mcp.ToolHandler, call directCall) {
+func (c *directConn) serve(ctx context.Context, cancel context.CancelFunc, id jsonrpc.ID, h mcp.ToolHandler, call directCall) {
 	res, err := h(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.arguments}})
 	c.mu.Lock()
 	delete(c.inFlight, id)
 	c.mu.Unlock()
+	cancel() // the call's context is done with; base forgets it
 	ctx = context.WithoutCancel(ctx)
 	resp := &jsonrpc.Response{ID: id}
 	switch {
@@ -214,136 +213,4 @@ func (c *directConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *directConn) Close() error {
 	c.cancel()
 	return c.Connection.Close()
-}
-
-// directCall is a tools/call the direct path can take: the tool, its
-// arguments, and the key that must be vouched for.
-type directCall struct {
-	name      string
-	arguments json.RawMessage
-	key       []byte // clientCapabilities, a NUL, clientInfo (as written; empty when absent)
-}
-
-// The members of a direct call's params and of its _meta, as written.
-const (
-	keyName         = `"name"`
-	keyArguments    = `"arguments"`
-	keyMeta         = `"_meta"`
-	keyCapabilities = `"io.modelcontextprotocol/clientCapabilities"`
-	keyClientInfo   = `"io.modelcontextprotocol/clientInfo"`
-	keyLogLevel     = `"io.modelcontextprotocol/logLevel"`
-	keyProgress     = `"progressToken"`
-)
-
-// splitDirect splits a tools/call's params, or reports false for params
-// the direct path leaves to the SDK (see the package's note on the direct
-// path). The params come from a parsed line, so they are valid JSON.
-func splitDirect(params json.RawMessage) (directCall, bool) {
-	var c directCall
-	var name, meta []byte
-	ok := eachOnce(params, func(k, v []byte) bool {
-		switch string(k) {
-		case keyName:
-			name = v
-		case keyArguments:
-			c.arguments = v
-			return len(v) > 0 && v[0] == '{'
-		case keyMeta:
-			meta = v
-		default:
-			return false
-		}
-		return true
-	})
-	if !ok || name == nil || c.arguments == nil || meta == nil {
-		return directCall{}, false
-	}
-	if c.name, ok = jsonstr.Unquote(name); !ok {
-		return directCall{}, false
-	}
-	var caps, info []byte
-	named := false
-	ok = eachOnce(meta, func(k, v []byte) bool {
-		switch string(k) {
-		case versionKey:
-			named = string(v) == `"`+Version+`"`
-			return named
-		case keyCapabilities:
-			caps = v
-			return v[0] == '{'
-		case keyClientInfo:
-			info = v
-		case keyLogLevel:
-			return plainString(v)
-		case keyProgress:
-			return plainString(v) || plainInteger(v)
-		default:
-			return false
-		}
-		return true
-	})
-	if !ok || !named || caps == nil {
-		return directCall{}, false
-	}
-	c.key = append(append(append(make([]byte, 0, len(caps)+1+len(info)), caps...), 0), info...)
-	return c, true
-}
-
-// eachOnce walks the members of the object data, stopping at the first
-// member fn refuses; it reports false where data is not an object, a key
-// is written with an escape or twice, or fn refused a member.
-func eachOnce(data []byte, fn func(key, value []byte) bool) bool {
-	ok := true
-	var seen [][]byte
-	if !jsonstr.Members(data, func(k, v []byte) {
-		if !ok {
-			return
-		}
-		if bytes.IndexByte(k, '\\') >= 0 {
-			ok = false
-			return
-		}
-		for _, s := range seen {
-			if bytes.Equal(s, k) {
-				ok = false
-				return
-			}
-		}
-		seen = append(seen, k)
-		ok = fn(k, v)
-	}) {
-		return false
-	}
-	return ok
-}
-
-// plainString reports whether v is a JSON string of printable ASCII
-// without escapes, which every decoder reads the same.
-func plainString(v []byte) bool {
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return false
-	}
-	for _, b := range v[1 : len(v)-1] {
-		if b < 0x20 || b > 0x7e || b == '\\' || b == '"' {
-			return false
-		}
-	}
-	return true
-}
-
-// plainInteger reports whether v is a JSON integer of at most 15 digits,
-// which every decoder reads exactly.
-func plainInteger(v []byte) bool {
-	if len(v) > 0 && v[0] == '-' {
-		v = v[1:]
-	}
-	if len(v) == 0 || len(v) > 15 || (v[0] == '0' && len(v) > 1) {
-		return false
-	}
-	for _, b := range v {
-		if b < '0' || b > '9' {
-			return false
-		}
-	}
-	return true
 }
