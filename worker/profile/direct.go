@@ -24,7 +24,9 @@ import (
 // params of exactly _meta, name (a tool of the Server) and arguments (an
 // object), written without escapes in their keys or repeated keys; a _meta
 // naming Version, with clientCapabilities, and nothing more than
-// clientInfo, a plain progressToken and a plain logLevel beside them. The
+// clientInfo, a plain progressToken, a plain logLevel, and members of the
+// host's own (outside the protocol's namespace, with plain values) beside
+// them. The
 // SDK checks clientCapabilities and clientInfo by decoding them into its
 // own types; rather than repeat that, the direct path takes a call only
 // when the SDK has already answered a call with a result for the very

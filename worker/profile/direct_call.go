@@ -69,7 +69,12 @@ func splitDirect(params json.RawMessage) (directCall, bool) {
 		case keyProgress:
 			return plainString(v) || plainInteger(v)
 		default:
-			return false
+			// A member of the host's own (a tool-use id, say): the SDK only
+			// decodes it into the request's _meta, which fsmcp's handlers
+			// never read. Taken when its value decodes the same everywhere
+			// and its key is outside the protocol's namespace, whose
+			// members a later SDK may act on.
+			return !bytes.HasPrefix(k, protocolPrefix) && (plainString(v) || plainInteger(v) || isLiteral(v))
 		}
 		return true
 	})
@@ -78,6 +83,15 @@ func splitDirect(params json.RawMessage) (directCall, bool) {
 	}
 	c.key = append(append(append(make([]byte, 0, len(caps)+1+len(info)), caps...), 0), info...)
 	return c, true
+}
+
+// protocolPrefix begins the keys of the protocol's own _meta members, as
+// written.
+var protocolPrefix = []byte(`"io.modelcontextprotocol/`)
+
+// isLiteral reports whether v is true, false or null.
+func isLiteral(v []byte) bool {
+	return string(v) == "true" || string(v) == "false" || string(v) == "null"
 }
 
 // eachOnce walks the members of the object data, stopping at the first

@@ -114,7 +114,10 @@ func TestDirectPath(t *testing.T) {
 		{"no capabilities", `{"_meta":{` + claim + `},"name":"t","arguments":{"i":0}}`, false},
 		{"client info not an object", `{"_meta":{` + claim + `,` + caps + `,"io.modelcontextprotocol/clientInfo":"c"},"name":"t","arguments":{"i":0}}`, false},
 		// Left to the SDK as they are spelled.
-		{"another _meta member", `{"_meta":{` + claim + `,` + caps + `,"x":1},"name":"t","arguments":{"i":0}}`, false},
+		{"a host's own _meta members", `{"_meta":{` + claim + `,` + caps + `,"claudecode/toolUseId":"toolu_01","x":1,"y":true,"z":null},"name":"t","arguments":{"i":0}}`, true},
+		{"a host's own _meta member, an object", `{"_meta":{` + claim + `,` + caps + `,"x":{}},"name":"t","arguments":{"i":0}}`, false},
+		{"a host's own _meta member, a fraction", `{"_meta":{` + claim + `,` + caps + `,"x":1e999},"name":"t","arguments":{"i":0}}`, false},
+		{"another member of the protocol's", `{"_meta":{` + claim + `,` + caps + `,"io.modelcontextprotocol/subscriptionId":"s"},"name":"t","arguments":{"i":0}}`, false},
 		{"progress token with a fraction", `{"_meta":{` + claim + `,` + caps + `,"progressToken":1.5},"name":"t","arguments":{"i":0}}`, false},
 		{"progress token with an escape", `{"_meta":{` + claim + `,` + caps + `,"progressToken":"p\u002d1"},"name":"t","arguments":{"i":0}}`, false},
 		{"escaped version", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-2\u0038",` + caps + `},"name":"t","arguments":{"i":0}}`, false},
