@@ -10,7 +10,8 @@ import (
 
 // TestWorkerDirectSameAnswers: the worker answers a tools/call on its
 // direct path (profile.Server) with the bytes the SDK writes. Each call
-// goes twice with a _meta the worker has not seen (its own clientInfo):
+// goes twice with a _meta the worker has not seen (its own clientInfo,
+// and a member of the host's own, as hosts add a tool-use id):
 // the first is answered by the SDK, which vouches for that _meta, the
 // second on the direct path. The two lines must be the same, cursors
 // aside: a cursor's signature differs from one issue to the next, so each
@@ -50,7 +51,7 @@ func TestWorkerDirectSameAnswers(t *testing.T) {
 	id := 0
 	for i, c := range calls {
 		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
-			`"io.modelcontextprotocol/clientInfo":{"name":"direct-test","version":"` + strconv.Itoa(i) + `"}}`
+			`"io.modelcontextprotocol/clientInfo":{"name":"direct-test","version":"` + strconv.Itoa(i) + `"},"host/toolUseId":"use-` + strconv.Itoa(i) + `"}`
 		var lines [2]string
 		for k := range lines {
 			id++
