@@ -69,6 +69,11 @@ func (c *benchClock) reference(b *testing.B, name string, fn func()) {
 	fn()
 	d := time.Since(start)
 	b.StartTimer()
+	c.add(name, d)
+}
+
+// add adds d to the reference called name.
+func (c *benchClock) add(name string, d time.Duration) {
 	if r := c.find(name); r != nil {
 		r.d += d
 		return
@@ -114,11 +119,7 @@ func (c *benchClock) pairs(b *testing.B, n int, name string, ref, fn func()) {
 		turns(i, timed(&fsmcp, fn), timed(&other, ref))
 	}
 	c.fsmcp += fsmcp
-	if r := c.find(name); r != nil {
-		r.d += other
-		return
-	}
-	c.refs = append(c.refs, benchRef{name, other})
+	c.add(name, other)
 }
 
 // turns is operation i of a benchmark with several sides (the fsmcp side
