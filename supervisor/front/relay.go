@@ -178,23 +178,15 @@ type relayedCall struct {
 func splitCall(params json.RawMessage) (relayedCall, bool) {
 	var c relayedCall
 	var name []byte
-	refused := false
-	ok := jsonstr.Members(params, func(k, v []byte) {
-		switch {
-		case refused:
-		case bytes.IndexByte(k, '\\') >= 0:
-			refused = true
-		case string(k) == `"name"`:
-			refused = name != nil
+	ok := jsonstr.UniqueMembers(params, func(k, v []byte) bool {
+		if string(k) == `"name"` {
 			name = v
-		default:
-			for _, m := range c.rest {
-				refused = refused || bytes.Equal(m[0], k)
-			}
+		} else {
 			c.rest = append(c.rest, [2][]byte{k, v})
 		}
+		return true
 	})
-	if !ok || refused {
+	if !ok {
 		return relayedCall{}, false
 	}
 	if c.name, ok = jsonstr.Unquote(name); !ok {

@@ -120,6 +120,36 @@ func Members(data []byte, fn func(key, value []byte)) bool {
 	}
 }
 
+// UniqueMembers walks the members of the JSON object in data as Members
+// does, stopping at the first member fn refuses. It reports false where
+// data is not one object, a key is written with an escape or twice (keys
+// whose meaning a decoder settles, not a byte comparison), or fn refused
+// a member.
+func UniqueMembers(data []byte, fn func(key, value []byte) bool) bool {
+	ok := true
+	var seen [][]byte
+	if !Members(data, func(k, v []byte) {
+		if !ok {
+			return
+		}
+		if bytes.IndexByte(k, '\\') >= 0 {
+			ok = false
+			return
+		}
+		for _, s := range seen {
+			if bytes.Equal(s, k) {
+				ok = false
+				return
+			}
+		}
+		seen = append(seen, k)
+		ok = fn(k, v)
+	}) {
+		return false
+	}
+	return ok
+}
+
 // Unquote returns the string the JSON string v (its quotes included)
 // stands for, or false when v is not one. It decodes as encoding/json
 // does, bytes that are not UTF-8 becoming U+FFFD; a string with neither

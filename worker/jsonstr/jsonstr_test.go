@@ -175,3 +175,28 @@ func TestUnquote(t *testing.T) {
 		})
 	}
 }
+
+func TestUniqueMembers(t *testing.T) {
+	for _, tt := range []struct {
+		data string
+		ok   bool
+		keys string // the keys fn saw, joined
+	}{
+		{`{"a":1,"b":{"a":2}}`, true, `"a""b"`},
+		{` { } `, true, ``},
+		{`{"a":1,"a":2}`, false, `"a"`},
+		{`{"a":1,"\u0061":2}`, false, `"a"`},
+		{`{"a":1,"refuse":2,"c":3}`, false, `"a""refuse"`},
+		{`[1]`, false, ``},
+		{`{"a":1`, false, `"a"`},
+	} {
+		var keys string
+		ok := UniqueMembers([]byte(tt.data), func(k, _ []byte) bool {
+			keys += string(k)
+			return string(k) != `"refuse"`
+		})
+		if ok != tt.ok || keys != tt.keys {
+			t.Errorf("UniqueMembers(%s) = %v, saw %s; want %v, %s", tt.data, ok, keys, tt.ok, tt.keys)
+		}
+	}
+}

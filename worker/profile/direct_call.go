@@ -32,7 +32,7 @@ const (
 func splitDirect(params json.RawMessage) (directCall, bool) {
 	var c directCall
 	var name, meta []byte
-	ok := eachOnce(params, func(k, v []byte) bool {
+	ok := jsonstr.UniqueMembers(params, func(k, v []byte) bool {
 		switch string(k) {
 		case keyName:
 			name = v
@@ -54,7 +54,7 @@ func splitDirect(params json.RawMessage) (directCall, bool) {
 	}
 	var caps, info []byte
 	named := false
-	ok = eachOnce(meta, func(k, v []byte) bool {
+	ok = jsonstr.UniqueMembers(meta, func(k, v []byte) bool {
 		switch string(k) {
 		case versionKey:
 			named = string(v) == `"`+Version+`"`
@@ -92,34 +92,6 @@ var protocolPrefix = []byte(`"io.modelcontextprotocol/`)
 // isLiteral reports whether v is true, false or null.
 func isLiteral(v []byte) bool {
 	return string(v) == "true" || string(v) == "false" || string(v) == "null"
-}
-
-// eachOnce walks the members of the object data, stopping at the first
-// member fn refuses; it reports false where data is not an object, a key
-// is written with an escape or twice, or fn refused a member.
-func eachOnce(data []byte, fn func(key, value []byte) bool) bool {
-	ok := true
-	var seen [][]byte
-	if !jsonstr.Members(data, func(k, v []byte) {
-		if !ok {
-			return
-		}
-		if bytes.IndexByte(k, '\\') >= 0 {
-			ok = false
-			return
-		}
-		for _, s := range seen {
-			if bytes.Equal(s, k) {
-				ok = false
-				return
-			}
-		}
-		seen = append(seen, k)
-		ok = fn(k, v)
-	}) {
-		return false
-	}
-	return ok
 }
 
 // plainString reports whether v is a JSON string of printable ASCII
