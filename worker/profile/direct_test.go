@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// lineServer serves a tool "t" (answering textResults[arguments.i]) and a
-// tool "block" (answering once its context ends) on the jsonl transport,
-// and sends it lines.
+// lineServer serves a tool "t" (answering results[arguments.i]) and a tool
+// "block" (answering once its context ends) on the jsonl transport, and
+// sends it lines.
 type lineServer struct {
 	t      *testing.T
 	in     io.Writer
@@ -27,17 +27,30 @@ type lineServer struct {
 	ended  chan struct{} // a "block" call's context ended
 }
 
-func newLineServer(t *testing.T, direct bool) *lineServer {
-	impl := &mcp.Implementation{Name: "test", Version: "1"}
+// How a lineServer serves.
+type serving int
+
+const (
+	plainSDK   serving = iota // a go-sdk server with Options, results as the handler gave them
+	sdkPath                   // New, on Transport: the profile without the direct path
+	withDirect                // NewServer, by Run: the profile and the direct path
+)
+
+func newLineServer(t *testing.T, how serving, results []func() *mcp.CallToolResult) *lineServer {
+	impl := &mcp.Implementation{Name: "test", Version: "1 <&>"}
 	ls := &lineServer{t: t, ended: make(chan struct{}, 4)}
 	var add func(*mcp.Tool, mcp.ToolHandler)
 	var run func(context.Context, mcp.Transport) error
-	if direct {
-		s := NewServer(impl, "")
-		add, run = s.AddTool, func(ctx context.Context, t mcp.Transport) error { return Run(ctx, s, t) }
-	} else {
+	switch how {
+	case plainSDK:
+		s := mcp.NewServer(impl, Options(""))
+		add, run = s.AddTool, func(ctx context.Context, t mcp.Transport) error { return s.Run(ctx, Transport(t)) }
+	case sdkPath:
 		s := New(impl, "")
 		add, run = s.AddTool, func(ctx context.Context, t mcp.Transport) error { return s.Run(ctx, Transport(t)) }
+	case withDirect:
+		s := NewServer(impl, "")
+		add, run = s.AddTool, func(ctx context.Context, t mcp.Transport) error { return Run(ctx, s, t) }
 	}
 	schema := json.RawMessage(`{"type":"object"}`)
 	add(&mcp.Tool{Name: "t", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -46,7 +59,7 @@ func newLineServer(t *testing.T, direct bool) *lineServer {
 		}
 		var a struct{ I int }
 		_ = json.Unmarshal(req.Params.Arguments, &a)
-		return textResults[a.I%len(textResults)](), nil
+		return results[a.I%len(results)](), nil
 	})
 	add(&mcp.Tool{Name: "block", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if req.Session == nil {
@@ -133,7 +146,7 @@ func TestDirectPath(t *testing.T) {
 		{"name not a string", `{"_meta":{` + claim + `,` + caps + `},"name":7,"arguments":{}}`, false},
 		{"no claim", `{"_meta":{` + caps + `},"name":"t","arguments":{"i":0}}`, false},
 	}
-	ours, sdk := newLineServer(t, true), newLineServer(t, false)
+	ours, sdk := newLineServer(t, withDirect, textResults), newLineServer(t, sdkPath, textResults)
 	id := 0
 	for _, tt := range tests {
 		for send := range 2 {
@@ -158,7 +171,7 @@ func TestDirectPath(t *testing.T) {
 // TestDirectCancel: a direct call's context ends when the peer cancels it
 // (and nothing is sent for it), and when the input ends.
 func TestDirectCancel(t *testing.T) {
-	ls := newLineServer(t, true)
+	ls := newLineServer(t, withDirect, textResults)
 	params := func(tool string) string {
 		return `{"_meta":{` + claim + `,` + caps + `},"name":"` + tool + `","arguments":{}}`
 	}

@@ -1,16 +1,11 @@
 package profile
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -64,47 +59,19 @@ func page(structured string) *mcp.CallToolResult {
 // Each result is asked for twice, so every one is answered on the direct
 // path at least once.
 func TestTextResultSameBytes(t *testing.T) {
-	impl := &mcp.Implementation{Name: "test", Version: "1 <&>"}
 	results := append(append([]func() *mcp.CallToolResult{}, textResults...), otherResults...)
-	serve := func(add func(*mcp.Tool, mcp.ToolHandler), run func(context.Context, mcp.Transport) error) (func(i int) string, *atomic.Int32) {
-		direct := new(atomic.Int32)
-		add(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				if req.Session == nil {
-					direct.Add(1)
-				}
-				var a struct{ I int }
-				if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-					return nil, err
-				}
-				return results[a.I](), nil
-			})
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(func() { cancel(); inW.Close(); outR.Close() })
-		go run(ctx, &jsonl.Transport{Reader: inR, Writer: outW})
-		out := bufio.NewReader(outR)
-		return func(i int) string {
-			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"t","arguments":{"i":%d}}}`+"\n", i, i)
-			line, err := out.ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			return line
-		}, direct
-	}
-	plain := mcp.NewServer(impl, Options(""))
-	sdk, _ := serve(plain.AddTool, func(ctx context.Context, t mcp.Transport) error { return plain.Run(ctx, Transport(t)) })
-	refused := New(impl, "")
-	withRefuse, _ := serve(refused.AddTool, func(ctx context.Context, t mcp.Transport) error { return refused.Run(ctx, Transport(t)) })
-	profiled := NewServer(impl, "")
-	run, direct := serve(profiled.AddTool, func(ctx context.Context, t mcp.Transport) error { return Run(ctx, profiled, t) })
+	sdk := newLineServer(t, plainSDK, results)
+	ours := map[string]*lineServer{"textResult": newLineServer(t, sdkPath, results), "Run": newLineServer(t, withDirect, results)}
+	id := 0
 	for round := range 2 {
 		for i := range results {
-			want := sdk(i)
-			for name, ours := range map[string]func(int) string{"textResult": withRefuse, "Run": run} {
-				got := ours(i)
+			id++
+			line := call(id, fmt.Sprintf(`{"_meta":{`+claim+`,`+caps+`},"name":"t","arguments":{"i":%d}}`, i))
+			sdk.send(line)
+			want := sdk.answer()
+			for name, ls := range ours {
+				ls.send(line)
+				got := ls.answer()
 				if got != want {
 					t.Errorf("%s, round %d, result %d:\n got %s\nwant %s", name, round, i, got, want)
 				}
@@ -115,7 +82,7 @@ func TestTextResultSameBytes(t *testing.T) {
 		}
 	}
 	// The first call vouched for the _meta; every later one went direct.
-	if got, want := int(direct.Load()), 2*len(results)-1; got != want {
+	if got, want := int(ours["Run"].direct.Load()), 2*len(results)-1; got != want {
 		t.Errorf("%d calls served on the direct path, want %d", got, want)
 	}
 }
