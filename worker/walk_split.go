@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -153,8 +152,8 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 			return
 		}
 		tried = true
-		release := raiseProcs()
-		if runtime.GOMAXPROCS(0) < 2 && !sp.force {
+		release, procs := raiseProcs()
+		if procs < 2 && !sp.force {
 			release()
 			return
 		}
