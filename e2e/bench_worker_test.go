@@ -12,6 +12,7 @@ package e2e
 //	BenchmarkSearchText200MB/...    the same over ~200 MB in 2,000 files x-rg, x-rg-j1
 //	BenchmarkRead12MB/...           read_text_file to the end, MB/s      x-readfile
 //	BenchmarkReadRoundTrip          1-chunk read_text_file calls         x-discover, x-readfile
+//	BenchmarkCallDuringScanAhead    a call while the next page is scanned x-warm (bench_scanahead_test.go)
 //
 // N is 2k, 20k and 100k (only 2k under -short). The search and walk
 // references get the same answer as the fsmcp side, checked before timing.

@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkCallDuringScanAhead: a server/discover sent right after a
+// search_text page answered, while the worker scans the next page ahead on
+// its own goroutines, against the same call sent right after another one
+// (x-warm), the page's scanning over. The tree is the 206 MB one (the
+// 10k-file one under -short), where a next page is about 40 files of 100
+// KiB, all scanned before the page is asked for, and the page after it
+// too. The figure shows what a call waits for
+// behind the scanning ahead: were every P of the worker scanning, its
+// reader would not see the request until the scans ran out of files (see
+// SetSearchProcs). docs/performance.md has the figures.
+func BenchmarkCallDuringScanAhead(b *testing.B) {
+	t := benchTree(b, benchBigFiles, benchBigMean)
+	if testing.Short() {
+		t = benchTree(b, 10000, benchScaleMean)
+	}
+	w := startRawWorker(b, append([]string{"--root", t.root, "--include", "**"}, benchFlags(benchTreeLimits())...)...)
+	search := map[string]any{"query": benchNeedle}
+	page := func() {
+		if p := w.call(b, "search_text", search); p.Result.StructuredContent.NextCursor == nil {
+			b.Fatal("the first page handed out no cursor: nothing is scanned ahead")
+		}
+	}
+	discover := func() {
+		if m := w.request(b, "server/discover"); m["resultType"] != "complete" {
+			b.Fatalf("server/discover answered %v", m)
+		}
+	}
+	page() // the walk, and the inventory kept
+	discover()
+	const rounds = 10
+	// Each call is timed on its own (ns/op also holds the pages and the
+	// pauses): stopping the benchmark's timer between the two calls of the
+	// warm side would leave the worker idle between them.
+	var during, warm time.Duration
+	timed := func(sum *time.Duration) {
+		start := time.Now()
+		discover()
+		*sum += time.Since(start)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		turns(i, func() {
+			for range rounds {
+				page()
+				timed(&during)
+			}
+		}, func() {
+			for range rounds {
+				page()
+				time.Sleep(50 * time.Millisecond) // the next pages scanned
+				discover()
+				timed(&warm)
+			}
+		})
+	}
+	b.ReportMetric(float64(during.Nanoseconds())/float64(b.N*rounds), "ns/call")
+	b.ReportMetric(float64(warm.Nanoseconds())/float64(b.N*rounds), "warm-ns/call")
+	b.ReportMetric(float64(during)/float64(warm), "x-warm")
+}
