@@ -68,28 +68,60 @@ func BenchmarkSearchText200MBRawClient(b *testing.B) {
 	}
 	t := benchTree(b, benchBigFiles, benchBigMean)
 	w := startRawWorker(b, append([]string{"--root", t.root, "--include", "**"}, benchFlags(benchTreeLimits())...)...)
-	search := func() int {
-		args := map[string]any{"query": benchNeedle}
-		matches := 0
-		for pages := 1; ; pages++ {
-			p := w.call(b, "search_text", args)
-			for _, it := range p.Result.StructuredContent.Items {
-				if !strings.Contains(it.Text, benchNeedle) {
-					b.Fatalf("match %q lacks the literal", it.Text)
-				}
-				matches++
-			}
-			next := p.Result.StructuredContent.NextCursor
-			if next == nil {
-				if matches != benchNeedleFiles {
-					b.Fatalf("search_text found %d matches, want %d", matches, benchNeedleFiles)
-				}
-				return pages
-			}
-			args = map[string]any{"query": benchNeedle, "cursor": *next}
-		}
+	pages := w.searchAll(b, benchNeedle)
+	rg := benchRequireRipgrep(b, t)
+	var workerCPU, rgCPU time.Duration
+	var c benchClock
+	b.SetBytes(t.bytes)
+	b.ResetTimer()
+	for range b.N {
+		before := procRunTime(b, w.pid)
+		c.measure(func() { w.searchAll(b, benchNeedle) })
+		workerCPU += procRunTime(b, w.pid) - before
+		c.reference(b, "rg", func() { rgCPU += benchChildrenCPU(func() { benchRipgrep(b, rg, benchNeedle, t.root) }) })
 	}
-	pages := search()
+	c.report(b)
+	c.perOp(b, pages, "ns/page")
+	b.ReportMetric(float64(workerCPU)/float64(rgCPU), "cpu-x-rg")
+}
+
+// BenchmarkSearchText200MBPageSize: the search of
+// BenchmarkSearchText200MBRawClient with --max-scan-bytes from 1 MiB to
+// the whole tree in one page, each against rg -F taking turns with it.
+// What the figures show: how much of a search's time goes to its page
+// boundaries (a page answered, the next asked for) rather than to
+// scanning; the contract's default is 4 MiB (docs/performance.md).
+func BenchmarkSearchText200MBPageSize(b *testing.B) {
+	if testing.Short() {
+		b.Skip("-short: no 200 MB tree")
+	}
+	t := benchTree(b, benchBigFiles, benchBigMean)
+	rg := benchRequireRipgrep(b, t)
+	for _, tc := range []struct {
+		name string
+		scan int64
+	}{{"1MiB", 1 << 20}, {"4MiB", 4 << 20}, {"16MiB", 16 << 20}, {"64MiB", 64 << 20}, {"whole", 1 << 30}} {
+		b.Run("scan="+tc.name, func(b *testing.B) {
+			lim := benchTreeLimits()
+			lim.MaxScanBytes = tc.scan
+			w := startRawWorker(b, append([]string{"--root", t.root, "--include", "**"}, benchFlags(lim)...)...)
+			pages := w.searchAll(b, benchNeedle)
+			var c benchClock
+			b.SetBytes(t.bytes)
+			b.ResetTimer()
+			for i := range b.N {
+				c.alternate(b, i, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) }, func() { w.searchAll(b, benchNeedle) })
+			}
+			c.report(b)
+			b.ReportMetric(float64(pages), "pages")
+		})
+	}
+}
+
+// benchRequireRipgrep returns rg's path, having checked that it finds the
+// needle files of t; a benchmark whose reference it is fails without it.
+func benchRequireRipgrep(b *testing.B, t *benchTreeInfo) string {
+	b.Helper()
 	rg := benchTool(b, "rg")
 	if rg == "" {
 		b.Fatal("this benchmark's reference is ripgrep: apt-get install ripgrep")
@@ -97,19 +129,32 @@ func BenchmarkSearchText200MBRawClient(b *testing.B) {
 	if n := benchRipgrep(b, rg, benchNeedle, t.root); n != benchNeedleFiles {
 		b.Fatalf("rg counted %d, want %d", n, benchNeedleFiles)
 	}
-	var workerCPU, rgCPU time.Duration
-	var c benchClock
-	b.SetBytes(t.bytes)
-	b.ResetTimer()
-	for range b.N {
-		before := procRunTime(b, w.pid)
-		c.measure(func() { search() })
-		workerCPU += procRunTime(b, w.pid) - before
-		c.reference(b, "rg", func() { rgCPU += benchChildrenCPU(func() { benchRipgrep(b, rg, benchNeedle, t.root) }) })
+	return rg
+}
+
+// searchAll follows search_text for query through every page, checks that
+// it found the needle files, and returns how many pages it took.
+func (w *rawWorker) searchAll(b *testing.B, query string) int {
+	b.Helper()
+	args := map[string]any{"query": query}
+	matches := 0
+	for pages := 1; ; pages++ {
+		p := w.call(b, "search_text", args)
+		for _, it := range p.Result.StructuredContent.Items {
+			if !strings.Contains(it.Text, query) {
+				b.Fatalf("match %q lacks the literal", it.Text)
+			}
+			matches++
+		}
+		next := p.Result.StructuredContent.NextCursor
+		if next == nil {
+			if matches != benchNeedleFiles {
+				b.Fatalf("search_text found %d matches, want %d", matches, benchNeedleFiles)
+			}
+			return pages
+		}
+		args = map[string]any{"query": query, "cursor": *next}
 	}
-	c.report(b)
-	c.perOp(b, pages, "ns/page")
-	b.ReportMetric(float64(workerCPU)/float64(rgCPU), "cpu-x-rg")
 }
 
 // rawWorker is a worker process spoken to in JSON-RPC lines.

@@ -10,6 +10,7 @@ package e2e
 //	BenchmarkSearchFiles/files=N    whole-tree search_files              x-walkdir, x-find
 //	BenchmarkSearchText/files=N     whole-tree search_text, rare literal x-rg, x-rg-j1
 //	BenchmarkSearchText200MB/...    the same over ~200 MB in 2,000 files x-rg, x-rg-j1
+//	BenchmarkSearchText200MBPageSize/scan=S  the same, raw client, pages of S x-rg (bench_rawclient_test.go)
 //	BenchmarkRead12MB/...           read_text_file to the end, MB/s      x-readfile
 //	BenchmarkReadRoundTrip          1-chunk read_text_file calls         x-discover, x-readfile
 //	BenchmarkCallDuringScanAhead    a call while the next page is scanned x-warm (bench_scanahead_test.go)
