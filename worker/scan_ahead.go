@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -197,7 +198,7 @@ func (a *scanAhead) fits(i int, budget int64) bool {
 
 // startAhead starts scanning ahead the n files from first, the first of
 // them from pos with the page's budget, on up to GOMAXPROCS goroutines
-// (or SetSearchProcs's count, where it raised GOMAXPROCS for the page). It returns nil
+// (raised for the page where SetSearchProcs allows it). It returns nil
 // when only one goroutine would scan: the page then scans on its own.
 func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards) *scanAhead {
 	return r.newAhead(ctx, s, files, first, pos, guards, aheadMaxWorkers, nil)
@@ -215,8 +216,8 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	if n < 2 && !nextPage || n < 1 || maxWorkers < 2 {
 		return nil
 	}
-	release, procs := raiseProcs()
-	procs = min(procs, maxWorkers)
+	release := raiseProcs()
+	procs := min(runtime.GOMAXPROCS(0), maxWorkers)
 	workers := min(procs, n)
 	if nextPage {
 		// The page's goroutine is busy answering, and then waits for the

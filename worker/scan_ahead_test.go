@@ -237,52 +237,31 @@ func openFDs(t *testing.T) int {
 }
 
 // TestSearchProcs: with SetSearchProcs(2) in a process at GOMAXPROCS=1
-// (a worker as it starts), a page scanning ahead scans on 2 goroutines (as
-// many as there are CPUs, if fewer) with one P more than that, the
-// connection's; overlapping pages share the raise, and the count goes back
-// to 1 procsLinger after the last page. A process that already has the Ps,
-// or was allowed no scanning goroutines, keeps its count and scans on all
-// of them.
+// (a plugin-mode worker), a page scanning ahead runs with 2 Ps (as many as
+// there are CPUs, if fewer), overlapping pages share the raise, and the
+// count goes back to 1 procsLinger after the last page.
 func TestSearchProcs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	defer SetSearchProcs(0)
-	cpus := runtime.NumCPU()
-	for _, tc := range []struct {
-		name       string
-		base, want int
-		// procs and scanners while pages scan ahead
-		procs, scanners int
-	}{
-		{"raised, one P for the connection", 1, 2, min(2, cpus) + 1, min(2, cpus)},
-		{"enough Ps already", 4, 2, 4, 4},
-		{"no scanning goroutines asked for", 1, 0, 1, 1},
-		{"one asked for", 1, 1, 1, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.want == 2 && cpus < 2 {
-				tc.procs, tc.scanners = 1, 1 // nothing to raise on one CPU
-			}
-			runtime.GOMAXPROCS(tc.base)
-			SetSearchProcs(tc.want)
-			first, n1 := raiseProcs()
-			second, n2 := raiseProcs()
-			if n := runtime.GOMAXPROCS(0); n != tc.procs || n1 != tc.scanners || n2 != tc.scanners {
-				t.Fatalf("GOMAXPROCS %d and %d, %d scanning goroutines while pages scan ahead, want %d and %d", n, n1, n2, tc.procs, tc.scanners)
-			}
-			first()
-			second()
-			if n := runtime.GOMAXPROCS(0); n != tc.procs {
-				t.Fatalf("GOMAXPROCS %d right after the last page, want %d until procsLinger passes", n, tc.procs)
-			}
-			third, _ := raiseProcs() // within the linger: no change
-			third()
-			deadline := time.Now().Add(10 * procsLinger)
-			for runtime.GOMAXPROCS(0) != tc.base {
-				if time.Now().After(deadline) {
-					t.Fatalf("GOMAXPROCS still %d %v after the last page, want %d", runtime.GOMAXPROCS(0), 10*procsLinger, tc.base)
-				}
-				time.Sleep(procsLinger / 5)
-			}
-		})
+	SetSearchProcs(2)
+	want := min(2, runtime.NumCPU())
+	first := raiseProcs()
+	second := raiseProcs()
+	if n := runtime.GOMAXPROCS(0); n != want {
+		t.Fatalf("GOMAXPROCS %d while pages scan ahead, want %d", n, want)
+	}
+	first()
+	second()
+	if n := runtime.GOMAXPROCS(0); n != want {
+		t.Fatalf("GOMAXPROCS %d right after the last page, want %d until procsLinger passes", n, want)
+	}
+	third := raiseProcs() // within the linger: no change
+	third()
+	deadline := time.Now().Add(10 * procsLinger)
+	for runtime.GOMAXPROCS(0) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOMAXPROCS still %d %v after the last page", runtime.GOMAXPROCS(0), 10*procsLinger)
+		}
+		time.Sleep(procsLinger / 5)
 	}
 }

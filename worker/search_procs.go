@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// searchProcs is how many goroutines a search page may scan on while it
-// scans ahead, where the process runs with fewer Ps (SetSearchProcs).
+// searchProcs is how many Ps a search page may run on while it scans ahead,
+// where the process runs with fewer (SetSearchProcs).
 var searchProcs struct {
 	mu     sync.Mutex
-	want   int // scanning goroutines; below 2: leave GOMAXPROCS alone
+	want   int // 0: leave GOMAXPROCS alone
 	users  int // pages scanning ahead
 	raised bool
 	base   int         // GOMAXPROCS before it was raised
@@ -23,18 +23,11 @@ var searchProcs struct {
 // under load), so a search pays it about once, not twice a page.
 const procsLinger = 50 * time.Millisecond
 
-// SetSearchProcs lets each search_text page scan on n goroutines (at most
-// the number of CPUs) while it scans files ahead, with GOMAXPROCS raised to
-// one more than that; it is set back procsLinger after the last such page
-// ends. A worker runs with one P (see cmd/fsmcp-worker); this lets its
+// SetSearchProcs lets each search_text page raise GOMAXPROCS to n (at most
+// the number of CPUs) while it scans files ahead; it is set back
+// procsLinger after the last such page ends. A worker launched by the
+// supervisor runs with one P (see cmd/fsmcp-worker); this lets its
 // searches use a second core.
-//
-// The P beyond the scanning goroutines is the connection's. Its reader
-// waits for the next request on the runtime's network poller, which a P
-// only polls when it has nothing else to run (or the system monitor, after
-// 10 ms): were every P scanning, a request that arrives while the next page
-// is scanned ahead would wait until the scans ran out of files, a page or
-// two later. A P left over sits in the poller and takes it at once.
 func SetSearchProcs(n int) {
 	searchProcs.mu.Lock()
 	defer searchProcs.mu.Unlock()
@@ -42,20 +35,18 @@ func SetSearchProcs(n int) {
 }
 
 // raiseProcs raises GOMAXPROCS as SetSearchProcs allows, for as long as
-// the returned func is not called (and procsLinger after). scanners is how
-// many goroutines a page may scan on meanwhile: SetSearchProcs's count
-// where it raised GOMAXPROCS, else GOMAXPROCS.
-func raiseProcs() (release func(), scanners int) {
+// the returned func is not called (and procsLinger after).
+func raiseProcs() func() {
 	p := &searchProcs
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.raised {
 		cur := runtime.GOMAXPROCS(0)
-		if p.want < 2 || p.want+1 <= cur {
-			return func() {}, cur
+		if p.want <= cur {
+			return func() {}
 		}
 		p.base, p.raised = cur, true
-		runtime.GOMAXPROCS(p.want + 1)
+		runtime.GOMAXPROCS(p.want)
 	}
 	if p.lower != nil {
 		p.lower.Stop()
@@ -68,7 +59,7 @@ func raiseProcs() (release func(), scanners int) {
 		if p.users--; p.users == 0 {
 			p.lower = time.AfterFunc(procsLinger, lowerProcs)
 		}
-	}, p.want
+	}
 }
 
 // lowerProcs sets GOMAXPROCS back once no page uses the raised count.

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -152,8 +153,8 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 			return
 		}
 		tried = true
-		release, procs := raiseProcs()
-		if procs < 2 && !sp.force {
+		release := raiseProcs()
+		if runtime.GOMAXPROCS(0) < 2 && !sp.force {
 			release()
 			return
 		}

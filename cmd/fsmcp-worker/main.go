@@ -105,8 +105,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// nothing to do, which costs more than the call on a machine where a
 	// wake-up is slow (see oneProc in fsmcp-supervisor, and
 	// docs/performance.md). A search_text page that scans files ahead
-	// does so on two goroutines, with a P for each and one for the
-	// connection (docs/design.md, "How search_text scans").
+	// takes a second P while it does (docs/design.md, "How search_text
+	// scans").
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
 		worker.SetSearchProcs(2)
