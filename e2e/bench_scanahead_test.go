@@ -11,10 +11,11 @@ import (
 // (x-warm), the page's scanning over. The tree is the 206 MB one (the
 // 10k-file one under -short), where a next page is about 40 files of 100
 // KiB, all scanned before the page is asked for, and the page after it
-// too. The figure shows what a call waits for
-// behind the scanning ahead: were every P of the worker scanning, its
-// reader would not see the request until the scans ran out of files (see
-// SetSearchProcs). docs/performance.md has the figures.
+// too. The figure shows what a call waits for behind the scanning ahead:
+// the worker's reader waits for a request on the runtime's network poller,
+// which a P polls only when it has nothing else to run, so while every P
+// scans, the request is read when the scans run out of files
+// (docs/performance.md, session 15).
 func BenchmarkCallDuringScanAhead(b *testing.B) {
 	t := benchTree(b, benchBigFiles, benchBigMean)
 	if testing.Short() {
