@@ -68,7 +68,7 @@ func BenchmarkSearchText200MBRawClient(b *testing.B) {
 	}
 	t := benchTree(b, benchBigFiles, benchBigMean)
 	w := startRawWorker(b, append([]string{"--root", t.root, "--include", "**"}, benchFlags(benchTreeLimits())...)...)
-	pages := w.searchAll(b, benchNeedle)
+	pages := w.searchNeedle(b)
 	rg := benchRequireRipgrep(b, t)
 	var workerCPU, rgCPU time.Duration
 	var c benchClock
@@ -76,7 +76,7 @@ func BenchmarkSearchText200MBRawClient(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		before := procRunTime(b, w.pid)
-		c.measure(func() { w.searchAll(b, benchNeedle) })
+		c.measure(func() { w.searchNeedle(b) })
 		workerCPU += procRunTime(b, w.pid) - before
 		c.reference(b, "rg", func() { rgCPU += benchChildrenCPU(func() { benchRipgrep(b, rg, benchNeedle, t.root) }) })
 	}
@@ -105,12 +105,12 @@ func BenchmarkSearchText200MBPageSize(b *testing.B) {
 			lim := benchTreeLimits()
 			lim.MaxScanBytes = tc.scan
 			w := startRawWorker(b, append([]string{"--root", t.root, "--include", "**"}, benchFlags(lim)...)...)
-			pages := w.searchAll(b, benchNeedle)
+			pages := w.searchNeedle(b)
 			var c benchClock
 			b.SetBytes(t.bytes)
 			b.ResetTimer()
 			for i := range b.N {
-				c.alternate(b, i, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) }, func() { w.searchAll(b, benchNeedle) })
+				c.alternate(b, i, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) }, func() { w.searchNeedle(b) })
 			}
 			c.report(b)
 			b.ReportMetric(float64(pages), "pages")
@@ -132,16 +132,17 @@ func benchRequireRipgrep(b *testing.B, t *benchTreeInfo) string {
 	return rg
 }
 
-// searchAll follows search_text for query through every page, checks that
-// it found the needle files, and returns how many pages it took.
-func (w *rawWorker) searchAll(b *testing.B, query string) int {
+// searchNeedle follows search_text for benchNeedle through every page,
+// checks that it found the needle files, and returns how many pages it
+// took.
+func (w *rawWorker) searchNeedle(b *testing.B) int {
 	b.Helper()
-	args := map[string]any{"query": query}
+	args := map[string]any{"query": benchNeedle}
 	matches := 0
 	for pages := 1; ; pages++ {
 		p := w.call(b, "search_text", args)
 		for _, it := range p.Result.StructuredContent.Items {
-			if !strings.Contains(it.Text, query) {
+			if !strings.Contains(it.Text, benchNeedle) {
 				b.Fatalf("match %q lacks the literal", it.Text)
 			}
 			matches++
@@ -153,7 +154,7 @@ func (w *rawWorker) searchAll(b *testing.B, query string) int {
 			}
 			return pages
 		}
-		args = map[string]any{"query": query, "cursor": *next}
+		args = map[string]any{"query": benchNeedle, "cursor": *next}
 	}
 }
 
