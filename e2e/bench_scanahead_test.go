@@ -38,30 +38,27 @@ func BenchmarkCallDuringScanAhead(b *testing.B) {
 	const rounds = 10
 	// Each call is timed on its own (ns/op also holds the pages and the
 	// pauses): stopping the benchmark's timer between the two calls of the
-	// warm side would leave the worker idle between them.
-	var during, warm time.Duration
-	timed := func(sum *time.Duration) {
-		start := time.Now()
-		discover()
-		*sum += time.Since(start)
-	}
+	// warm side, as benchClock.reference does, would leave the worker idle
+	// between them.
+	var c benchClock
 	b.ResetTimer()
 	for i := range b.N {
 		turns(i, func() {
 			for range rounds {
 				page()
-				timed(&during)
+				c.measure(discover)
 			}
 		}, func() {
 			for range rounds {
 				page()
 				time.Sleep(50 * time.Millisecond) // the next pages scanned
 				discover()
-				timed(&warm)
+				start := time.Now()
+				discover()
+				c.add("warm", time.Since(start))
 			}
 		})
 	}
-	b.ReportMetric(float64(during.Nanoseconds())/float64(b.N*rounds), "ns/call")
-	b.ReportMetric(float64(warm.Nanoseconds())/float64(b.N*rounds), "warm-ns/call")
-	b.ReportMetric(float64(during)/float64(warm), "x-warm")
+	c.report(b)
+	c.perOp(b, rounds, "ns/call")
 }
