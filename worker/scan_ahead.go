@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/nbio"
 	"github.com/fsmcp/fsmcp/worker/textscan"
 )
 
@@ -253,6 +254,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 			sc.SetContext(a.ctx)
 			for a.mayClaim() {
 				a.work(sc)
+				nbio.Yield()
 			}
 			sc.Release()
 			if a.running.Add(-1) == 0 && a.scanned != nil {

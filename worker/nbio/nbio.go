@@ -12,6 +12,11 @@
 // descriptor never waits in the kernel (it returns EAGAIN instead), so it
 // can be made as a raw system call that keeps the P throughout; only an
 // empty or full pipe waits, through the runtime's poller as before.
+//
+// The poller is asked for ready descriptors only by a P with nothing else
+// to run, so a goroutine that keeps every P busy (a search scanning files
+// ahead) would leave a request unread until it stops; it calls Yield
+// between units of work to hand the P to a reader whose input has come.
 package nbio
 
 import (
@@ -33,9 +38,11 @@ func Writer(f *os.File) io.WriteCloser {
 	return f
 }
 
-// Reader is Writer's counterpart for reading.
+// Reader is Writer's counterpart for reading. A reader through the poller
+// is one Yield looks at until it is closed.
 func Reader(f *os.File) io.ReadCloser {
 	if rw := raw(f); rw != nil {
+		register(rw)
 		return rw
 	}
 	return f

@@ -66,6 +66,9 @@ type rawFile struct {
 	f      *os.File // kept reachable: its finalizer would close the descriptor
 	rc     syscall.RawConn
 	closed atomic.Bool
+	fd     int // f's descriptor, polled by Yield while f is registered
+	// waiting: a Read waits on the poller (see Yield).
+	waiting atomic.Bool
 }
 
 func raw(f *os.File) *rawFile {
@@ -81,13 +84,15 @@ func raw(f *os.File) *rawFile {
 		return nil
 	}
 	nonblocking := false
+	desc := -1
 	if err := rc.Control(func(fd uintptr) {
 		flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
 		nonblocking = err == nil && flags&unix.O_NONBLOCK != 0
+		desc = int(fd)
 	}); err != nil || !nonblocking {
 		return nil
 	}
-	return &rawFile{f: f, rc: rc}
+	return &rawFile{f: f, rc: rc, fd: desc}
 }
 
 // polled reports whether the runtime's poller waits on f: only such a
@@ -126,8 +131,23 @@ func (r *rawFile) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	for {
+		// The read deadline is this reader's own: Yield sets it in the
+		// past to wake a Read waiting on the poller, which then clears it
+		// and reads again.
+		n, err := r.read(p)
+		if err != nil && woken(err) && !r.closed.Load() {
+			_ = r.f.SetReadDeadline(time.Time{})
+			continue
+		}
+		return n, err
+	}
+}
+
+func (r *rawFile) read(p []byte) (int, error) {
 	var n int
 	var rerr error
+	defer r.waiting.Store(false)
 	err := r.rc.Read(func(fd uintptr) bool {
 		for {
 			m, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
@@ -140,6 +160,7 @@ func (r *rawFile) Read(p []byte) (int, error) {
 				return true
 			case unix.EINTR:
 			case unix.EAGAIN:
+				r.waiting.Store(true)
 				return false // wait for input through the poller
 			default:
 				rerr = &os.PathError{Op: "read", Path: r.f.Name(), Err: errno}
@@ -168,6 +189,7 @@ func (r *rawFile) wrap(op string, err error) error {
 // Close closes the file, ending a Read or Write waiting on it.
 func (r *rawFile) Close() error {
 	r.closed.Store(true)
+	unregister(r)
 	return r.f.Close()
 }
 

@@ -14,3 +14,8 @@ func raw(*os.File) *rawFile { return nil }
 type sockWriter struct{ *os.File }
 
 func socketWriter(*os.File) *sockWriter { return nil }
+
+func register(*rawFile) {}
+
+// Yield does nothing where Reader does not read through the poller.
+func Yield() {}
