@@ -55,10 +55,12 @@ func Yield() {
 	}
 }
 
-// readable reports whether fd has input (or its writer closed) now.
+// readable reports whether fd has input (or its writer closed) now. The
+// poll never waits (a zero timeout), so it is a raw system call.
 func readable(fd int) bool {
 	p := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	n, _, errno := unix.RawSyscall(unix.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, 0)
+	var now unix.Timespec
+	n, _, errno := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(&now)), 0, 0, 0)
 	return errno == 0 && n == 1
 }
 
