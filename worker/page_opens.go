@@ -3,20 +3,25 @@ package worker
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 )
 
 // pageOpens opens the files a page scans ahead in groups of
-// confine.BatchSize, one confine.OpenReaders batch a group, the first time
-// a file of the group is wanted, or the first file of the group before is
-// taken: a few system calls for the group instead of four a file. Each file's Reader goes to the one goroutine that takes
-// it; those no one took when the page ends are closed by close, or by the
-// goroutine still opening their group then.
+// confine.BatchSize, one confine.OpenReaders batch a group: a few system
+// calls for the group instead of four a file. The goroutine that takes a
+// group's first file opens the next openAheadGroups groups too, while the
+// others scan this one; a goroutine whose file's group another is still
+// opening opens a group further on meanwhile instead of waiting idle, so
+// the goroutines open as well as scan side by side. Each file's Reader
+// goes to the one goroutine that takes it; those no one took when the page
+// ends are closed by close, or by the goroutine still opening their group
+// then.
 type pageOpens struct {
 	r      *Root
 	files  []scopedFile // the page's planned files, first to last
-	groups []sync.Once
+	groups []groupOpen
 	out    []confine.Opened
 	// closer closes the page's files a batch at a time, the last ones
 	// when the page ends.
@@ -31,9 +36,21 @@ type pageOpens struct {
 	// Readers of its files stay open, held, until the page takes their
 	// outcomes and checks them again (see scanAhead.confirm).
 	takenOver bool
-	early     []bool // per group
-	held      map[int]*confine.Reader
+	// earlyGroups, for a next page, is how many groups from the first it
+	// opens before it is taken over (0: no bound).
+	earlyGroups int
+	early       []bool // per group
+	held        map[int]*confine.Reader
 }
+
+// openAheadGroups is how many groups past a file's own take may open.
+// One ahead left the goroutines waiting on each other's opens: a group of
+// small files opens in about the time the other goroutine scans one (see
+// docs/performance.md, "Opens side by side").
+const openAheadGroups = 2
+
+// groupOpening, when set (tests), is called as group g's open begins.
+var groupOpening func(g int)
 
 // errPageEnded is take's answer once the page has ended.
 var errPageEnded = errors.New("the page has ended")
@@ -42,7 +59,7 @@ func newPageOpens(r *Root, files []scopedFile) *pageOpens {
 	n := len(files)
 	groups := (n + confine.BatchSize - 1) / confine.BatchSize
 	return &pageOpens{
-		r: r, files: files, groups: make([]sync.Once, groups), out: make([]confine.Opened, n),
+		r: r, files: files, groups: newGroupOpens(groups), out: make([]confine.Opened, n),
 		taken: make([]bool, n), opened: make([]bool, groups), closer: r.dir.NewCloser(),
 		early: make([]bool, groups),
 	}
@@ -93,12 +110,23 @@ func (o *pageOpens) unhold(k int) *confine.Reader {
 // gets errPageEnded.
 func (o *pageOpens) take(k int) confine.Opened {
 	g := k / confine.BatchSize
-	o.groups[g].Do(func() { o.open(g) })
-	if k%confine.BatchSize == 0 && g+1 < len(o.groups) {
-		// Whoever starts a group opens the next while the other
-		// goroutines scan this one, so that none waits on its open.
-		o.groups[g+1].Do(func() { o.open(g + 1) })
+	if k%confine.BatchSize == 0 {
+		// Whoever starts a group opens the next ones while the other
+		// goroutines scan this one, so that none waits on their open.
+		o.start(g)
+		for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups) && o.mayOpen(n); n++ {
+			o.start(n)
+		}
+	} else if !o.start(g) && !o.groups[g].isOpen() {
+		// Another goroutine opens the group: open one further on
+		// meanwhile, rather than wait idle.
+		for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups) && o.mayOpen(n); n++ {
+			if o.start(n) {
+				break
+			}
+		}
 	}
+	<-o.groups[g].done
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.stopped || o.taken[k] {
@@ -108,8 +136,57 @@ func (o *pageOpens) take(k int) confine.Opened {
 	return o.out[k]
 }
 
+// mayOpen reports whether group g may be opened ahead now: always, but
+// for a next page not yet taken over, only its earlyGroups first.
+func (o *pageOpens) mayOpen(g int) bool {
+	if o.earlyGroups == 0 || g < o.earlyGroups {
+		return true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.takenOver
+}
+
+// start opens group g if no one has begun to; true if this call did.
+func (o *pageOpens) start(g int) bool {
+	if !o.groups[g].state.CompareAndSwap(0, 1) {
+		return false
+	}
+	o.open(g)
+	close(o.groups[g].done)
+	return true
+}
+
+// groupOpen is one group's open: begun (state 1) by one goroutine,
+// done is closed once it has ended.
+type groupOpen struct {
+	state atomic.Int32
+	done  chan struct{}
+}
+
+func newGroupOpens(n int) []groupOpen {
+	g := make([]groupOpen, n)
+	for i := range g {
+		g[i].done = make(chan struct{})
+	}
+	return g
+}
+
+// isOpen reports whether the group's open has ended.
+func (g *groupOpen) isOpen() bool {
+	select {
+	case <-g.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // open opens group g's files.
 func (o *pageOpens) open(g int) {
+	if groupOpening != nil {
+		groupOpening(g)
+	}
 	from, to := g*confine.BatchSize, min(len(o.files), (g+1)*confine.BatchSize)
 	o.mu.Lock()
 	o.early[g] = !o.takenOver

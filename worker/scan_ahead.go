@@ -236,6 +236,10 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 		release: release, scanned: scanned,
 	}
 	a.opens = newPageOpens(r, files[first:first+n])
+	if nextPage {
+		// The files it claims early, and the group opened ahead of them.
+		a.opens.earlyGroups = nextPageEarlyFiles/confine.BatchSize + 1
+	}
 	a.ctx, a.cancel = context.WithCancel(ctx)
 	for i := range a.slots {
 		a.slots[i].ready = make(chan struct{})
