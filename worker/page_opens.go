@@ -173,9 +173,12 @@ func newGroupOpens(n int) []groupOpen {
 }
 
 // isOpen reports whether the group's open has ended.
-func (g *groupOpen) isOpen() bool {
+func (g *groupOpen) isOpen() bool { return isClosed(g.done) }
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
 	select {
-	case <-g.done:
+	case <-ch:
 		return true
 	default:
 		return false

@@ -296,14 +296,7 @@ func (a *scanAhead) waitsAsked(k int64) bool {
 }
 
 // wasAsked reports whether a next page has been asked for.
-func (a *scanAhead) wasAsked() bool {
-	select {
-	case <-a.asked:
-		return true
-	default:
-		return false
-	}
-}
+func (a *scanAhead) wasAsked() bool { return isClosed(a.asked) }
 
 // takeOver hands a next page scanned ahead to the page that is asked for:
 // files opened from now on are the page's own.
