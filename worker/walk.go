@@ -212,29 +212,23 @@ func (w *walk) fileServed(d *confine.Dir, path, name string, pre *confine.Stated
 }
 
 // prestat stats, when the walk wants every served file's identity
-// (w.stats), the files of es the selector serves, all at once
-// (confine.StatNames). It returns their stats aligned with es, nil for
-// the entries the selector does not serve (and directories); nil when
-// the walk stats nothing ahead.
+// (w.stats), the files of es the selector serves, one fstatat each: an
+// io_uring batch of statx runs on the kernel's worker threads, and the
+// thread switches cost more than the calls it saves (docs/design.md,
+// "Opening a page's files in batches"). It returns their stats aligned
+// with es, nil for the entries the selector does not serve (and
+// directories); nil when the walk stats nothing ahead.
 func (w *walk) prestat(d *confine.Dir, dir string, es []entry) []*confine.Stated {
 	if !w.stats {
 		return nil
 	}
-	names := make([]string, 0, len(es))
-	at := make([]int, 0, len(es))
+	out := make([]*confine.Stated, len(es))
+	got := make([]confine.Stated, len(es))
 	for i, e := range es {
 		if e.kind == confine.KindFile && w.r.sel.FileSelected(relpath.Join(dir, e.name)) {
-			names = append(names, e.name)
-			at = append(at, i)
+			got[i].ID, got[i].Err = d.Stat(e.name)
+			out[i] = &got[i]
 		}
-	}
-	out := make([]*confine.Stated, len(es))
-	got := make([]confine.Stated, len(names))
-	if len(names) > 0 {
-		w.r.dir.StatNames(d, names, got)
-	}
-	for k, i := range at {
-		out[i] = &got[k]
 	}
 	return out
 }

@@ -185,69 +185,9 @@ func openDir(tb testing.TB, root, rel string) (*Root, *Dir) {
 	return r, d
 }
 
-// TestStatNames stats names of the fixture's root, more than one batch
-// of them, and checks each answer against Stat's: the same Identity or
-// the same error text.
-func TestStatNames(t *testing.T) {
-	root, outside := fixture(t)
-	r, d := openDir(t, root, "")
-	base := []string{"f.txt", "d", "link-f", "link-d", "fifo", "dangling", "nope", "a/b", "..", "", "d/g.txt"}
-	var names []string
-	for range 7 {
-		names = append(names, base...)
-	}
-	out := make([]Stated, len(names))
-	r.StatNames(d, names, out)
-	for i, name := range names {
-		want, wantErr := d.Stat(name)
-		got := out[i]
-		if !sameErr(got.Err, wantErr) || got.ID != want {
-			t.Fatalf("%q: StatNames %+v, %v; Stat %+v, %v", name, got.ID, got.Err, want, wantErr)
-		}
-		if got.Err != nil {
-			noHostPath(t, got.Err, root, outside)
-		}
-	}
-	r.rings.mu.Lock()
-	used := len(r.rings.free) > 0
-	r.rings.mu.Unlock()
-	if !used {
-		t.Fatal("StatNames did not use io_uring; check `cat /proc/sys/kernel/io_uring_disabled` prints 0 (sysctl -w kernel.io_uring_disabled=0)")
-	}
-}
-
-// BenchmarkStatNames stats a directory's 40 files in batches against Stat
-// one by one; ns/file.
-//
-//	go test -run '^$' -bench StatNames -count 3 ./worker/confine/
-func BenchmarkStatNames(b *testing.B) {
-	root := b.TempDir()
-	names := make([]string, 40)
-	for i := range names {
-		names[i] = "f" + strconv.Itoa(i) + ".txt"
-		must(b, os.WriteFile(filepath.Join(root, names[i]), []byte(insideBytes), 0o644))
-	}
-	r, d := openDir(b, root, "")
-	out := make([]Stated, len(names))
-	for _, mode := range []string{"batch", "one-by-one"} {
-		b.Run(mode, func(b *testing.B) {
-			for b.Loop() {
-				if mode == "batch" {
-					r.StatNames(d, names, out)
-				} else {
-					for i, name := range names {
-						out[i].ID, out[i].Err = d.Stat(name)
-					}
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/file")
-		})
-	}
-}
-
 // TestBatchesWithoutRing: where io_uring cannot be set up (a seccomp
-// policy, kernel.io_uring_disabled), OpenReaders, StatNames and a Closer
-// make their calls one by one and answer as OpenReader and Stat do.
+// policy, kernel.io_uring_disabled), OpenReaders and a Closer make their
+// calls one by one and answer as OpenReader does.
 func TestBatchesWithoutRing(t *testing.T) {
 	root, outside := fixture(t)
 	r, err := Open(root)
@@ -262,18 +202,6 @@ func TestBatchesWithoutRing(t *testing.T) {
 	c := r.NewCloser()
 	for i, rel := range rels {
 		sameAsOpenReader(t, r, rel, Opened{ID: out[i].ID, Err: out[i].Err, R: out[i].R}, root, outside)
-	}
-	d, err := r.OpenDir("d")
-	must(t, err)
-	defer d.Close()
-	names := []string{"g.txt", "e", "link-e", "nope"}
-	st := make([]Stated, len(names))
-	r.StatNames(d, names, st)
-	for i, name := range names {
-		want, wantErr := d.Stat(name)
-		if !sameErr(st[i].Err, wantErr) || st[i].ID != want {
-			t.Fatalf("%q: StatNames %+v, %v; Stat %+v, %v", name, st[i].ID, st[i].Err, want, wantErr)
-		}
 	}
 	f, _, err := r.OpenReader("f.txt")
 	must(t, err)
