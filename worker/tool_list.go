@@ -85,7 +85,7 @@ func (r *Root) listDirectory(ctx context.Context, a listArgs) (*pageResult, erro
 					continue
 				}
 				item.Kind = "directory"
-			} else if ok, _, err := w.fileServed(sc.d, path, e.name, nil); err != nil {
+			} else if ok, _, err := w.fileServed(sc.d, path, e.name); err != nil {
 				return nil, err
 			} else if !ok {
 				continue

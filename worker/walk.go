@@ -32,9 +32,6 @@ type walk struct {
 	// shared, when set, holds the watch set instead of watch: the one the
 	// goroutines of a split walk add to in turn.
 	shared *sharedWatch
-	// stats: the walk wants every served file's identity (an inventory),
-	// so it stats each directory's files together (prestat).
-	stats bool
 }
 
 // walkCounts are a walk's totals that the ceilings bound.
@@ -184,20 +181,16 @@ func (w *walk) charge(path string) error {
 }
 
 // fileServed decides whether the file entry at path is served: the
-// selector (by name only, before any stat) and then the size cap. pre is
-// the entry's stat if the walk made it ahead (prestat, which stats only
-// files the selector serves, so it is not asked again), else nil; the
-// stat is returned when there is one, made by the size cap or ahead.
-func (w *walk) fileServed(d *confine.Dir, path, name string, pre *confine.Stated) (bool, *confine.Stated, error) {
-	if pre == nil && !w.r.sel.FileSelected(path) {
+// selector (by name only, before any stat) and then the size cap. The
+// stat the size cap made is returned, else nil.
+func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Stated, error) {
+	if !w.r.sel.FileSelected(path) {
 		return false, nil, nil
 	}
-	st := pre
+	var st *confine.Stated
 	if w.r.lim.MaxFileBytes > 0 {
-		if st == nil {
-			id, err := d.Stat(name)
-			st = &confine.Stated{ID: id, Err: err}
-		}
+		id, err := d.Stat(name)
+		st = &confine.Stated{ID: id, Err: err}
 		if st.Err != nil && !gone(st.Err) {
 			return false, nil, errDirUnreadable
 		}
@@ -211,40 +204,12 @@ func (w *walk) fileServed(d *confine.Dir, path, name string, pre *confine.Stated
 	return true, st, nil
 }
 
-// prestat stats, when the walk wants every served file's identity
-// (w.stats), the files of es the selector serves, one fstatat each: an
-// io_uring batch of statx runs on the kernel's worker threads, and the
-// thread switches cost more than the calls it saves (docs/design.md,
-// "Opening a page's files in batches"). It returns their stats aligned
-// with es, nil for the entries the selector does not serve (and
-// directories); nil when the walk stats nothing ahead.
-func (w *walk) prestat(d *confine.Dir, dir string, es []entry) []*confine.Stated {
-	if !w.stats {
-		return nil
-	}
-	out := make([]*confine.Stated, len(es))
-	got := make([]confine.Stated, len(es))
-	for i, e := range es {
-		if e.kind == confine.KindFile && w.r.sel.FileSelected(relpath.Join(dir, e.name)) {
-			got[i].ID, got[i].Err = d.Stat(e.name)
-			out[i] = &got[i]
-		}
-	}
-	return out
-}
-
 // serveFile calls fn for the file entry es[i] of d at dir if it is
-// served; pres is prestat's for es.
-func (w *walk) serveFile(d *confine.Dir, dir string, es []entry, i int, pres []*confine.Stated, fn func(d *confine.Dir, path, name string, st *confine.Stated) error) error {
-	var pre *confine.Stated
-	if pres != nil {
-		if pre = pres[i]; pre == nil {
-			return nil // not served by name
-		}
-	}
+// served.
+func (w *walk) serveFile(d *confine.Dir, dir string, es []entry, i int, fn func(d *confine.Dir, path, name string, st *confine.Stated) error) error {
 	name := es[i].name
 	path := relpath.Join(dir, name)
-	ok, st, err := w.fileServed(d, path, name, pre)
+	ok, st, err := w.fileServed(d, path, name)
 	if err != nil || !ok {
 		return err
 	}
@@ -259,13 +224,12 @@ func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path
 	if err != nil {
 		return err
 	}
-	pres := w.prestat(d, dir, es)
 	for i, e := range es {
 		if err := w.visit(); err != nil {
 			return err
 		}
 		if e.kind != confine.KindDir {
-			if err := w.serveFile(d, dir, es, i, pres, fn); err != nil {
+			if err := w.serveFile(d, dir, es, i, fn); err != nil {
 				return err
 			}
 			continue
@@ -332,7 +296,7 @@ func (w *walk) holdsServedFile(d *confine.Dir, dir string) (bool, error) {
 		if err := w.visit(); err != nil {
 			return false, err
 		}
-		ok, _, err := w.fileServed(d, relpath.Join(dir, e.name), e.name, nil)
+		ok, _, err := w.fileServed(d, relpath.Join(dir, e.name), e.name)
 		if ok || err != nil {
 			return ok, err
 		}

@@ -84,7 +84,7 @@ func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, nam
 				var id confine.Identity
 				var err error
 				if pre != nil {
-					id, err, pre = pre.ID, pre.Err, nil // stat'ed ahead (prestat)
+					id, err, pre = pre.ID, pre.Err, nil // stat'ed by the size cap
 				} else {
 					id, err = d.Stat(name)
 				}
@@ -110,7 +110,6 @@ func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, nam
 // path order, with its identity: a split walk, or after any failure of
 // one, a sequential walk from the counts it started with.
 func (w *walk) inventory(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, error) {
-	w.stats = true
 	files0, dirs0, entries0 := w.n.files.Load(), w.n.dirs.Load(), w.n.entries.Load()
 	files, _, err := w.split(d, dir, sp)
 	if err == nil {
@@ -138,7 +137,7 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 			o.Close()
 		}
 	}()
-	first := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared, stats: w.stats}
+	first := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared}
 	jobs, err := first.expand(d, dir, &opened)
 	if err != nil {
 		return nil, false, err
@@ -159,7 +158,7 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 			return
 		}
 		started = true
-		second := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared, stats: w.stats}
+		second := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -288,12 +287,11 @@ func (w *walk) runJob(j walkJob, files *[]scopedFile) error {
 		defer sub.Close()
 		return w.eachFile(sub, path, fn)
 	}
-	pres := w.prestat(j.d, j.dir, j.es)
 	for i := range j.es {
 		if err := w.visit(); err != nil {
 			return err
 		}
-		if err := w.serveFile(j.d, j.dir, j.es, i, pres, fn); err != nil {
+		if err := w.serveFile(j.d, j.dir, j.es, i, fn); err != nil {
 			return err
 		}
 	}

@@ -114,9 +114,8 @@ type splitResult struct {
 }
 
 // walkOnce opens scope in r and inventories it, split (forced onto two
-// goroutines from the first job on) with each directory's files stat'ed
-// together as inventory has it (prestat), or sequentially (eachFile) with
-// one stat a file, with a watch set of budget watches.
+// goroutines from the first job on) or sequentially (eachFile), with a
+// watch set of budget watches.
 func walkOnce(t *testing.T, r *Root, scope string, split bool, budget int) splitResult {
 	t.Helper()
 	w := r.newWalk(context.Background())
@@ -133,7 +132,6 @@ func walkOnce(t *testing.T, r *Root, scope string, split bool, budget int) split
 	w.watch = set
 	var res splitResult
 	if split {
-		w.stats = true
 		res.files, res.started, res.err = w.split(sc.d, sc.dir, walkSplit{force: true})
 	} else {
 		res.err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&res.files))
@@ -383,20 +381,17 @@ func TestSplitWalkCancelled(t *testing.T) {
 
 // BenchmarkSplitWalk: the cold inventory of a whole tree of 100,000 empty
 // files shaped like e2e's BenchmarkSearchTextScaling (tNNN/mN/lN, 40 files
-// a leaf), each directory watched as a kept inventory's are, three ways
+// a leaf), each directory watched as a kept inventory's are, two ways
 // taking turns in one loop:
 //
 //	split-ns      as walkScope takes it (inventory): split onto two
-//	              goroutines, each directory's files stat'ed together
-//	              (prestat)
-//	seq-ns        on one goroutine (eachFile), with prestat: what
-//	              inventory's sequential redo does
-//	fstatat-ns    on one goroutine, one fstatat a file (no prestat)
+//	              goroutines
+//	seq-ns        on one goroutine (eachFile): what inventory's
+//	              sequential redo does
 //	x-seq         split-ns divided by seq-ns: what the split gains
-//	x-fstatat     split-ns divided by fstatat-ns: split and prestat
 //
-// ns/op is the three together. The page cache holds the tree (it is
-// walked once before timing).
+// ns/op is the two together. The page cache holds the tree (it is walked
+// once before timing).
 func BenchmarkSplitWalk(b *testing.B) {
 	const files = 100000
 	dir := b.TempDir()
@@ -419,7 +414,7 @@ func BenchmarkSplitWalk(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	const split, seq, fstatat = 0, 1, 2
+	const split, seq = 0, 1
 	once := func(how int) time.Duration {
 		start := time.Now()
 		w := r.newWalk(context.Background())
@@ -434,9 +429,6 @@ func BenchmarkSplitWalk(b *testing.B) {
 		case split:
 			got, err = w.inventory(sc.d, sc.dir, walkSplit{after: splitAfter})
 		case seq:
-			w.stats = true
-			err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&got))
-		case fstatat:
 			err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&got))
 		}
 		sc.close()
@@ -446,19 +438,17 @@ func BenchmarkSplitWalk(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	once(fstatat)
-	var took [3]time.Duration
+	once(seq)
+	var took [2]time.Duration
 	b.ResetTimer()
 	for i := range b.N {
-		for k := range 3 {
-			how := (i + k) % 3 // each way goes first in turn
+		for k := range 2 {
+			how := (i + k) % 2 // each way goes first in turn
 			took[how] += once(how)
 		}
 	}
 	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) }
 	b.ReportMetric(per(took[split]), "split-ns")
 	b.ReportMetric(per(took[seq]), "seq-ns")
-	b.ReportMetric(per(took[fstatat]), "fstatat-ns")
 	b.ReportMetric(float64(took[split])/float64(took[seq]), "x-seq")
-	b.ReportMetric(float64(took[split])/float64(took[fstatat]), "x-fstatat")
 }
