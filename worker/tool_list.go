@@ -200,7 +200,7 @@ func (r *Root) searchFiles(ctx context.Context, a searchArgs) (*pageResult, erro
 	defer s.close()
 	var all []pageItem
 	if s.d != nil {
-		err = s.w.eachFile(s.d, s.dir, func(_ *confine.Dir, path, _ string, _ *confine.Stated) error {
+		err = s.w.eachFile(s.d, s.dir, func(_ *confine.Dir, path, _ string, _ *confine.Identity) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

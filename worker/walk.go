@@ -182,21 +182,21 @@ func (w *walk) charge(path string) error {
 
 // fileServed decides whether the file entry at path is served: the
 // selector (by name only, before any stat) and then the size cap. The
-// stat the size cap made is returned, else nil.
-func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Stated, error) {
+// identity is returned when the size cap made it stat the entry.
+func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Identity, error) {
 	if !w.r.sel.FileSelected(path) {
 		return false, nil, nil
 	}
-	var st *confine.Stated
+	var st *confine.Identity
 	if w.r.lim.MaxFileBytes > 0 {
 		id, err := d.Stat(name)
-		st = &confine.Stated{ID: id, Err: err}
-		if st.Err != nil && !gone(st.Err) {
+		if err != nil && !gone(err) {
 			return false, nil, errDirUnreadable
 		}
-		if st.Err != nil || st.ID.Kind() != confine.KindFile || st.ID.Size > w.r.lim.MaxFileBytes {
+		if err != nil || id.Kind() != confine.KindFile || id.Size > w.r.lim.MaxFileBytes {
 			return false, nil, nil
 		}
+		st = &id
 	}
 	if w.n.files.Add(1) > w.r.lim.MaxFiles {
 		return false, nil, toolErrorf("file limit exceeded")
@@ -204,10 +204,9 @@ func (w *walk) fileServed(d *confine.Dir, path, name string) (bool, *confine.Sta
 	return true, st, nil
 }
 
-// serveFile calls fn for the file entry es[i] of d at dir if it is
+// serveFile calls fn for the file entry name of d at dir if it is
 // served.
-func (w *walk) serveFile(d *confine.Dir, dir string, es []entry, i int, fn func(d *confine.Dir, path, name string, st *confine.Stated) error) error {
-	name := es[i].name
+func (w *walk) serveFile(d *confine.Dir, dir, name string, fn func(d *confine.Dir, path, name string, st *confine.Identity) error) error {
 	path := relpath.Join(dir, name)
 	ok, st, err := w.fileServed(d, path, name)
 	if err != nil || !ok {
@@ -217,19 +216,19 @@ func (w *walk) serveFile(d *confine.Dir, dir string, es []entry, i int, fn func(
 }
 
 // eachFile calls fn for every served file below dir (open as d), in path
-// order, with the file's stat when the walk has already made it.
-func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string, st *confine.Stated) error) error {
+// order, with the file's identity when the walk has already read it.
+func (w *walk) eachFile(d *confine.Dir, dir string, fn func(d *confine.Dir, path, name string, st *confine.Identity) error) error {
 	w.watchWith(d.Watch)
 	es, err := w.readDir(d, dir)
 	if err != nil {
 		return err
 	}
-	for i, e := range es {
+	for _, e := range es {
 		if err := w.visit(); err != nil {
 			return err
 		}
 		if e.kind != confine.KindDir {
-			if err := w.serveFile(d, dir, es, i, fn); err != nil {
+			if err := w.serveFile(d, dir, e.name, fn); err != nil {
 				return err
 			}
 			continue

@@ -73,21 +73,14 @@ type walkJob struct {
 // inventoryFile returns the fn of eachFile that appends to files the
 // served files w finds, each with its identity: a file with more than one
 // link is watched, then stat'ed again (see walkScope).
-func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, name string, pre *confine.Stated) error {
-	return func(d *confine.Dir, path, name string, pre *confine.Stated) error {
+func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, name string, st *confine.Identity) error {
+	return func(d *confine.Dir, path, name string, st *confine.Identity) error {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-		var st *confine.Identity
 		for watched := false; ; watched = true {
 			if st == nil {
-				var id confine.Identity
-				var err error
-				if pre != nil {
-					id, err, pre = pre.ID, pre.Err, nil // stat'ed by the size cap
-				} else {
-					id, err = d.Stat(name)
-				}
+				id, err := d.Stat(name)
 				if err != nil && !gone(err) {
 					return errDirUnreadable
 				}
@@ -287,11 +280,11 @@ func (w *walk) runJob(j walkJob, files *[]scopedFile) error {
 		defer sub.Close()
 		return w.eachFile(sub, path, fn)
 	}
-	for i := range j.es {
+	for _, e := range j.es {
 		if err := w.visit(); err != nil {
 			return err
 		}
-		if err := w.serveFile(j.d, j.dir, j.es, i, fn); err != nil {
+		if err := w.serveFile(j.d, j.dir, e.name, fn); err != nil {
 			return err
 		}
 	}

@@ -54,7 +54,7 @@ func TestWalkCancelled(t *testing.T) {
 				t.Fatal(err)
 			}
 			seen := 0
-			err = w.eachFile(d, scope, func(*confine.Dir, string, string, *confine.Stated) error {
+			err = w.eachFile(d, scope, func(*confine.Dir, string, string, *confine.Identity) error {
 				if seen++; seen == after {
 					cancel()
 				}

@@ -50,12 +50,6 @@ func (d *Dir) OpenDir(name string) (*Dir, error) {
 	return newDir(fd, rel), nil
 }
 
-// Stated is the outcome of a Stat: an Identity, or Stat's error.
-type Stated struct {
-	ID  Identity
-	Err error
-}
-
 // Stat returns the Identity of name (one component) in d without following
 // a symlink: a symlink yields an Identity of KindSymlink, not an error.
 func (d *Dir) Stat(name string) (Identity, error) {
