@@ -114,17 +114,11 @@ func (o *pageOpens) take(k int) confine.Opened {
 		// Whoever starts a group opens the next ones while the other
 		// goroutines scan this one, so that none waits on their open.
 		o.start(g)
-		for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups) && o.mayOpen(n); n++ {
-			o.start(n)
-		}
+		o.openAhead(g, false)
 	} else if !o.start(g) && !o.groups[g].isOpen() {
 		// Another goroutine opens the group: open one further on
 		// meanwhile, rather than wait idle.
-		for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups) && o.mayOpen(n); n++ {
-			if o.start(n) {
-				break
-			}
-		}
+		o.openAhead(g, true)
 	}
 	<-o.groups[g].done
 	o.mu.Lock()
@@ -134,6 +128,17 @@ func (o *pageOpens) take(k int) confine.Opened {
 	}
 	o.taken[k] = true
 	return o.out[k]
+}
+
+// openAhead opens the groups after g, up to openAheadGroups on, that no
+// one has begun and that may open now (mayOpen); with one, only the first
+// of them.
+func (o *pageOpens) openAhead(g int, one bool) {
+	for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups) && o.mayOpen(n); n++ {
+		if o.start(n) && one {
+			return
+		}
+	}
 }
 
 // mayOpen reports whether group g may be opened ahead now: always, but
@@ -149,7 +154,7 @@ func (o *pageOpens) mayOpen(g int) bool {
 
 // start opens group g if no one has begun to; true if this call did.
 func (o *pageOpens) start(g int) bool {
-	if !o.groups[g].state.CompareAndSwap(0, 1) {
+	if !o.groups[g].begun.CompareAndSwap(false, true) {
 		return false
 	}
 	o.open(g)
@@ -157,10 +162,10 @@ func (o *pageOpens) start(g int) bool {
 	return true
 }
 
-// groupOpen is one group's open: begun (state 1) by one goroutine,
-// done is closed once it has ended.
+// groupOpen is one group's open: begun by one goroutine, done is closed
+// once it has ended.
 type groupOpen struct {
-	state atomic.Int32
+	begun atomic.Bool
 	done  chan struct{}
 }
 
