@@ -23,6 +23,9 @@ import (
 //	warm-ns        the same search again at once (the inventory kept)
 //	x-rg-warm      that divided by rg -F
 //	hwm-MB         the worker's peak resident memory (VmHWM) after the run
+//	cores          the worker's CPU time (user and system) in the cold
+//	               searches divided by their time: 2 keeps both cores busy
+//	warm-cores     the same for the warm searches
 //
 // The 500k tree takes about 500 MB of disk and some seconds to generate;
 // select sizes with -bench 'SearchTextScaling/files=100k'.
@@ -90,7 +93,7 @@ func benchSearchTextScaling(b *testing.B, t *benchTreeInfo) {
 	drop()
 	search()
 	var c benchClock
-	var first, later, warm time.Duration
+	var first, later, warm, cpu, warmCPU time.Duration
 	pages := 0
 	b.SetBytes(t.bytes)
 	b.ResetTimer()
@@ -99,13 +102,17 @@ func benchSearchTextScaling(b *testing.B, t *benchTreeInfo) {
 		drop()
 		b.StartTimer()
 		var f, l time.Duration
+		used := procCPU(b, cmd.Process.Pid)
 		c.measure(func() { f, l, pages = search() })
+		cpu += procCPU(b, cmd.Process.Pid) - used
 		first, later = first+f, later+l
 		c.reference(b, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) })
 		b.StopTimer()
+		used = procCPU(b, cmd.Process.Pid)
 		start := time.Now()
 		search()
 		warm += time.Since(start)
+		warmCPU += procCPU(b, cmd.Process.Pid) - used
 		b.StartTimer()
 	}
 	c.report(b)
@@ -121,6 +128,12 @@ func benchSearchTextScaling(b *testing.B, t *benchTreeInfo) {
 		}
 	}
 	b.ReportMetric(float64(pages), "pages")
+	if cold := first + later; cold > 0 {
+		b.ReportMetric(float64(cpu)/float64(cold), "cores")
+	}
+	if warm > 0 {
+		b.ReportMetric(float64(warmCPU)/float64(warm), "warm-cores")
+	}
 	b.ReportMetric(float64(procHWM(b, cmd.Process.Pid))/(1<<20), "hwm-MB")
 }
 
