@@ -4,6 +4,7 @@ package confine
 
 import (
 	"encoding/binary"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -27,9 +28,11 @@ import (
 // inotify reports a write when it completes, so a write still in progress
 // when the read ends would be reported too late. Changed therefore first
 // waits for any write in progress: lseek(SEEK_DATA) takes the inode lock
-// that a buffered write holds for its whole copy (ext4, xfs, btrfs, tmpfs,
+// that a buffered write holds for its whole copy (ext4, btrfs, tmpfs,
 // FUSE), so once it returns the write's bytes are all in place and its
-// event is queued a few instructions later. A writer preempted exactly
+// event is queued a few instructions later. (xfs's seek takes another
+// lock, but there each buffered read takes the inode lock itself, so a
+// read and a write never overlap.) A writer preempted exactly
 // between the two can still slip by unseen; the reader's identity check
 // after the read (a write changes ctime when it starts) is the last net.
 //
@@ -264,8 +267,11 @@ func (gd *Guard) Settle() {
 		return
 	}
 	// The answer does not matter, nor does the file offset (reads use
-	// pread).
-	unix.Seek(gd.fd, 0, unix.SEEK_DATA)
+	// pread). Past any end of file, ext4, btrfs and tmpfs answer ENXIO
+	// as soon as they hold the lock, without looking up the file's
+	// extents as a seek from 0 does (TestSearchWaitsOutWriteInProgress
+	// checks that the seek still waits).
+	unix.Seek(gd.fd, math.MaxInt64, unix.SEEK_DATA)
 	gd.drains, gd.settled = gd.g.drains.Load(), true
 }
 
