@@ -101,7 +101,11 @@ func TestSearchWaitsOutWriteInProgress(t *testing.T) {
 	// the case is a file read as it is found, mid-write.
 	search := map[string]any{"query": heldNeedle}
 
-	w := exec.Command(os.Args[0])
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := exec.Command(self)
 	w.Env = []string{heldWriteEnv + "=" + filepath.Join(root, "notes.txt"), heldSourceEnv + "=" + filepath.Join(mnt, "held.bin")}
 	w.Stdout, w.Stderr = &testWriter{t: t}, &testWriter{t: t}
 	if err := w.Start(); err != nil {
