@@ -115,8 +115,12 @@ func TestSearchWaitsOutWriteInProgress(t *testing.T) {
 	go func() { wrote <- w.Wait() }()
 	t.Cleanup(func() { held.Release(); <-wrote })
 	eventually(t, 10*time.Second, "the write to fault on its held page", func() bool { return held.Reading.Load() > 0 })
-	if fi, err := os.Stat(filepath.Join(root, "notes.txt")); err != nil || fi.Size() != int64(at+os.Getpagesize()) {
-		t.Fatalf("with the write held, notes.txt is %v (%v), want its first page written (%d bytes)", fi.Size(), err, at+os.Getpagesize())
+	fi, err := os.Stat(filepath.Join(root, "notes.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(at + os.Getpagesize()); fi.Size() != want {
+		t.Fatalf("with the write held, notes.txt has %d bytes, want %d: its first page written", fi.Size(), want)
 	}
 
 	answered := make(chan *result, 1)
