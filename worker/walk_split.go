@@ -173,15 +173,47 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 	if err := errors.Join(firstErr, secondErr); err != nil {
 		return nil, started, err
 	}
+	return join(out, started), started, nil
+}
+
+// joinSplitAt is the fewest files join copies on two goroutines.
+const joinSplitAt = 16384
+
+// join concatenates the jobs' files. Its slice is fresh memory, and on a
+// VM a first touch of a page can cost 15-20 µs (the 100k inventory's
+// 7 MB took 50-80 ms to copy on one goroutine), so when the walk ran on
+// two goroutines and the files are many, a second goroutine copies the
+// second half of the jobs meanwhile.
+func join(out [][]scopedFile, two bool) []scopedFile {
 	n := 0
 	for _, o := range out {
 		n += len(o)
 	}
-	files := make([]scopedFile, 0, n)
-	for _, o := range out {
-		files = append(files, o...)
+	files := make([]scopedFile, n)
+	copyJobs := func(jobs [][]scopedFile, at int) {
+		for _, o := range jobs {
+			at += copy(files[at:], o)
+		}
 	}
-	return files, started, nil
+	if !two || n < joinSplitAt {
+		copyJobs(out, 0)
+		return files
+	}
+	half, at := 0, 0
+	for half < len(out) && at < n/2 {
+		at += len(out[half])
+		half++
+	}
+	release := raiseProcs()
+	defer release()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		copyJobs(out[half:], at)
+	}()
+	copyJobs(out[:half], 0)
+	<-done
+	return files
 }
 
 // expand reads the directory d at dir (open and charged) and the levels

@@ -203,6 +203,53 @@ func TestSplitWalk(t *testing.T) {
 // early, midway and last, the split walk fails where the sequential one
 // does (never a short answer), and inventory returns exactly the
 // sequential walk's answer or error text.
+// TestJoin: join's concatenation is the jobs' files in order, whether it
+// copies on one goroutine or two, however the jobs' sizes fall.
+func TestJoin(t *testing.T) {
+	jobs := func(sizes ...int) [][]scopedFile {
+		out := make([][]scopedFile, len(sizes))
+		k := 0
+		for j, n := range sizes {
+			for range n {
+				out[j] = append(out[j], scopedFile{path: fmt.Sprint(k)})
+				k++
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		sizes []int
+	}{
+		{"no jobs", nil},
+		{"empty jobs", []int{0, 0, 0}},
+		{"small", []int{3, 0, 5}},
+		{"even", []int{joinSplitAt / 4, joinSplitAt / 4, joinSplitAt / 4, joinSplitAt / 4}},
+		{"one big job first", []int{joinSplitAt * 2, 1, 1}},
+		{"one big job last", []int{1, 1, joinSplitAt * 2}},
+		{"one job", []int{joinSplitAt + 7}},
+		{"empty jobs around", []int{0, joinSplitAt, 0, joinSplitAt, 0}},
+	} {
+		for _, two := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/two=%v", tc.name, two), func(t *testing.T) {
+				got := join(jobs(tc.sizes...), two)
+				want := 0
+				for _, n := range tc.sizes {
+					want += n
+				}
+				if len(got) != want {
+					t.Fatalf("join gave %d files, want %d", len(got), want)
+				}
+				for i, sf := range got {
+					if sf.path != fmt.Sprint(i) {
+						t.Fatalf("file %d is %q", i, sf.path)
+					}
+				}
+			})
+		}
+	}
+}
+
 func TestSplitWalkLimits(t *testing.T) {
 	for _, tr := range splitTrees() {
 		t.Run(tr.name, func(t *testing.T) {
