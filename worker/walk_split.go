@@ -173,18 +173,18 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 	if err := errors.Join(firstErr, secondErr); err != nil {
 		return nil, started, err
 	}
-	return join(out, started), started, nil
+	return joinJobs(out, started), started, nil
 }
 
-// joinSplitAt is the fewest files join copies on two goroutines.
+// joinSplitAt is the fewest files joinJobs copies on two goroutines.
 const joinSplitAt = 16384
 
-// join concatenates the jobs' files. Its slice is fresh memory, and on a
+// joinJobs concatenates the jobs' files. Its slice is fresh memory, and on a
 // VM a first touch of a page can cost 15-20 µs (the 100k inventory's
 // 7 MB took 50-80 ms to copy on one goroutine), so when the walk ran on
 // two goroutines and the files are many, a second goroutine copies the
 // second half of the jobs meanwhile.
-func join(out [][]scopedFile, two bool) []scopedFile {
+func joinJobs(out [][]scopedFile, two bool) []scopedFile {
 	n := 0
 	for _, o := range out {
 		n += len(o)

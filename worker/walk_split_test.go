@@ -203,9 +203,9 @@ func TestSplitWalk(t *testing.T) {
 // early, midway and last, the split walk fails where the sequential one
 // does (never a short answer), and inventory returns exactly the
 // sequential walk's answer or error text.
-// TestJoin: join's concatenation is the jobs' files in order, whether it
+// TestJoinJobs: joinJobs's concatenation is the jobs' files in order, whether it
 // copies on one goroutine or two, however the jobs' sizes fall.
-func TestJoin(t *testing.T) {
+func TestJoinJobs(t *testing.T) {
 	jobs := func(sizes ...int) [][]scopedFile {
 		out := make([][]scopedFile, len(sizes))
 		k := 0
@@ -232,13 +232,13 @@ func TestJoin(t *testing.T) {
 	} {
 		for _, two := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/two=%v", tc.name, two), func(t *testing.T) {
-				got := join(jobs(tc.sizes...), two)
+				got := joinJobs(jobs(tc.sizes...), two)
 				want := 0
 				for _, n := range tc.sizes {
 					want += n
 				}
 				if len(got) != want {
-					t.Fatalf("join gave %d files, want %d", len(got), want)
+					t.Fatalf("joinJobs gave %d files, want %d", len(got), want)
 				}
 				for i, sf := range got {
 					if sf.path != fmt.Sprint(i) {
