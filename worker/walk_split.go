@@ -179,11 +179,11 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 // joinSplitAt is the fewest files joinJobs copies on two goroutines.
 const joinSplitAt = 16384
 
-// joinJobs concatenates the jobs' files. Its slice is fresh memory, and on a
-// VM a first touch of a page can cost 15-20 µs (the 100k inventory's
-// 7 MB took 50-80 ms to copy on one goroutine), so when the walk ran on
-// two goroutines and the files are many, a second goroutine copies the
-// second half of the jobs meanwhile.
+// joinJobs concatenates the jobs' files. Its slice is fresh memory, and
+// on a VM a first touch of a page can cost 15-20 µs (the 100k
+// inventory's 7 MB took 50-80 ms to copy on one goroutine), so when the
+// walk ran on two goroutines and the files are many, a second goroutine
+// copies the second half of the jobs meanwhile.
 func joinJobs(out [][]scopedFile, two bool) []scopedFile {
 	n := 0
 	for _, o := range out {

@@ -203,8 +203,8 @@ func TestSplitWalk(t *testing.T) {
 // early, midway and last, the split walk fails where the sequential one
 // does (never a short answer), and inventory returns exactly the
 // sequential walk's answer or error text.
-// TestJoinJobs: joinJobs's concatenation is the jobs' files in order, whether it
-// copies on one goroutine or two, however the jobs' sizes fall.
+// TestJoinJobs: joinJobs's concatenation is the jobs' files in order,
+// whether it copies on one goroutine or two, however the jobs' sizes fall.
 func TestJoinJobs(t *testing.T) {
 	jobs := func(sizes ...int) [][]scopedFile {
 		out := make([][]scopedFile, len(sizes))
