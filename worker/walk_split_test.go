@@ -199,10 +199,6 @@ func TestSplitWalk(t *testing.T) {
 	}
 }
 
-// TestSplitWalkLimits: with each ceiling set at points the walk crosses
-// early, midway and last, the split walk fails where the sequential one
-// does (never a short answer), and inventory returns exactly the
-// sequential walk's answer or error text.
 // TestJoinJobs: joinJobs's concatenation is the jobs' files in order,
 // whether it copies on one goroutine or two, however the jobs' sizes fall.
 func TestJoinJobs(t *testing.T) {
@@ -250,6 +246,10 @@ func TestJoinJobs(t *testing.T) {
 	}
 }
 
+// TestSplitWalkLimits: with each ceiling set at points the walk crosses
+// early, midway and last, the split walk fails where the sequential one
+// does (never a short answer), and inventory returns exactly the
+// sequential walk's answer or error text.
 func TestSplitWalkLimits(t *testing.T) {
 	for _, tr := range splitTrees() {
 		t.Run(tr.name, func(t *testing.T) {
