@@ -65,9 +65,8 @@ func heldWrite(dest, src string) error {
 	if err != nil {
 		return fmt.Errorf("open the source: %w", err)
 	}
-	second := uintptr(unsafe.Pointer(&buf[page]))
-	if _, _, errno := unix.Syscall6(unix.SYS_MMAP, second, uintptr(page), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_FIXED, uintptr(sfd), 0); errno != 0 {
-		return fmt.Errorf("map the source over the second page: %w", errno)
+	if _, err := unix.MmapPtr(sfd, 0, unsafe.Pointer(&buf[page]), uintptr(page), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_FIXED); err != nil {
+		return fmt.Errorf("map the source over the second page: %w", err)
 	}
 	dfd, err := unix.Open(dest, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
