@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/gopool"
 	"github.com/fsmcp/fsmcp/worker/nbio"
 	"github.com/fsmcp/fsmcp/worker/textscan"
 )
@@ -253,7 +254,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	}
 	a.running.Store(int32(workers - 1))
 	for range workers - 1 {
-		go func() {
+		gopool.Go(func() {
 			sc := textscan.NewScanner(s.m)
 			sc.SetContext(a.ctx)
 			for a.mayClaim() {
@@ -264,7 +265,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 			if a.running.Add(-1) == 0 && a.scanned != nil {
 				a.scanned(a)
 			}
-		}()
+		})
 	}
 	return a
 }
