@@ -149,6 +149,43 @@ func splitRel(rel string) ([]string, error) {
 	return parts, nil
 }
 
+// cleanRel returns rel's components joined by single slashes, as
+// splitRel would give them, and rel itself when it is written so already
+// (an inventory's paths are), without allocating.
+func cleanRel(rel string) (string, error) {
+	if isCleanRel(rel) {
+		return rel, nil
+	}
+	parts, err := splitRel(rel)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(parts, "/"), nil
+}
+
+// isCleanRel reports whether rel is a relative path of at least one
+// component, none empty, "." or "..", and no NUL.
+func isCleanRel(rel string) bool {
+	if rel == "" {
+		return false
+	}
+	for rel != "" {
+		c := rel
+		if i := strings.IndexByte(rel, '/'); i >= 0 {
+			c, rel = rel[:i], rel[i+1:]
+			if rel == "" {
+				return false // a trailing slash
+			}
+		} else {
+			rel = ""
+		}
+		if c == "" || c == "." || c == ".." || strings.IndexByte(c, 0) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func validName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
 }

@@ -3,7 +3,6 @@
 package confine
 
 import (
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -107,11 +106,11 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 	b.how = unix.OpenHow{Flags: uint64(leafFlags), Resolve: resolve | unix.RESOLVE_NO_XDEV}
 	b.ops = b.ops[:0]
 	for i, rel := range rels {
-		parts, err := splitRel(rel)
-		if err != nil || len(parts) == 0 {
+		clean, err := cleanRel(rel)
+		if err != nil || clean == "" {
 			continue // OpenReader gives the error
 		}
-		b.clean[i] = strings.Join(parts, "/")
+		b.clean[i] = clean
 		b.paths[i] = append(append(b.paths[i][:0], b.clean[i]...), 0)
 		b.ops = append(b.ops, uring.Openat2(rootfd, &b.paths[i][0], unsafe.Pointer(&b.how), unsafe.Sizeof(b.how)).Tag(i))
 	}
