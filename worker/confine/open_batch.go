@@ -132,14 +132,15 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 	// threads (where a statx or a /proc lookup would run) each batch
 	// would cost two thread switches, more than the calls it saves.
 	b.ops = b.ops[:0]
+	var st unix.Stat_t
 	for i := range n {
 		if b.state[i] != stOpen {
 			continue
 		}
-		fd, st, err := checkAndReopen(b.pfd[i], b.clean[i])
+		fd, err := checkAndReopen(b.pfd[i], b.clean[i], &st)
 		switch {
 		case err == nil:
-			out[i], b.state[i] = Opened{R: &Reader{fd: fd, rel: b.clean[i], nlink: uint64(st.Nlink)}, ID: identityOf(st)}, stDone //nolint:unconvert // Nlink is not uint64 on every arch
+			out[i], b.state[i] = Opened{R: &Reader{fd: fd, rel: b.clean[i], nlink: uint64(st.Nlink)}, ID: identityOf(&st)}, stDone //nolint:unconvert // Nlink is not uint64 on every arch
 		case err == errNoProc:
 			b.state[i] = stRedo // not seen: /proc/self/fd was opened above
 		default:

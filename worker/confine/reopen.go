@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,36 +42,58 @@ func procSelfFD() (int, error) {
 // the returned stat is pfd's, for sameRegular; any other error names rel.
 func reopenRegular(pfd int, rel string) (int, *unix.Stat_t, error) {
 	defer unix.Close(pfd)
-	return checkAndReopen(pfd, rel)
+	st := new(unix.Stat_t)
+	fd, err := checkAndReopen(pfd, rel, st)
+	if err != nil && err != errNoProc {
+		return -1, nil, err
+	}
+	return fd, st, err
 }
 
-// checkAndReopen is reopenRegular without closing pfd.
-func checkAndReopen(pfd int, rel string) (int, *unix.Stat_t, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(pfd, &st); err != nil {
-		return -1, nil, pathErr("stat", rel, err)
+// checkAndReopen is reopenRegular without closing pfd, pfd's fstat going
+// to st (the caller's, so that a batch of files allocates none).
+func checkAndReopen(pfd int, rel string, st *unix.Stat_t) (int, error) {
+	if err := unix.Fstat(pfd, st); err != nil {
+		return -1, pathErr("stat", rel, err)
 	}
 	switch modeKind(st.Mode) {
 	case KindFile:
 	case KindSymlink: // O_PATH|O_NOFOLLOW opens the link itself
-		return -1, nil, pathErr("open", rel, ErrSymlink)
+		return -1, pathErr("open", rel, ErrSymlink)
 	default:
-		return -1, nil, pathErr("open", rel, ErrNotRegular)
+		return -1, pathErr("open", rel, ErrNotRegular)
 	}
 	dir, err := procSelfFD()
 	if err != nil {
-		return -1, &st, errNoProc
+		return -1, errNoProc
 	}
-	fd, err := retryEINTR(func() (int, error) {
-		return unix.Openat(dir, strconv.Itoa(pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	})
+	fd, err := openProcFD(dir, pfd)
 	if err != nil {
-		return -1, nil, pathErr("open", rel, mapErrno(err))
+		return -1, pathErr("open", rel, mapErrno(err))
 	}
 	// The same inode, and a regular file's type cannot change. Its
 	// metadata may have changed since the fstat above: the caller's
 	// identity check after reading then refuses what it read.
-	return fd, &st, nil
+	return fd, nil
+}
+
+// openProcFD opens pfd's entry in dir, the /proc/self/fd directory, for
+// reading. Its name is written on the stack: unix.Openat would allocate
+// two strings a file.
+func openProcFD(dir, pfd int) (int, error) {
+	var buf [24]byte
+	name := append(strconv.AppendInt(buf[:0], int64(pfd), 10), 0)
+	for {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&name[0])),
+			unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0, 0, 0)
+		switch errno {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, errno
+	}
 }
 
 // sameRegular keeps fd, opened by name after a check through O_PATH gave
