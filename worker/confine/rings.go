@@ -76,12 +76,12 @@ func (p *ringPool) close() {
 type Closer struct {
 	r     *Root
 	mu    sync.Mutex
-	fds   []int
+	fds   []int // at most BatchSize
 	ended bool
 }
 
 // NewCloser returns an empty Closer; End it when done.
-func (r *Root) NewCloser() *Closer { return &Closer{r: r} }
+func (r *Root) NewCloser() *Closer { return &Closer{r: r, fds: make([]int, 0, BatchSize)} }
 
 // Close closes f, now or with the next batch; f must not be used after.
 func (c *Closer) Close(f *Reader) {
@@ -96,12 +96,14 @@ func (c *Closer) Close(f *Reader) {
 		return
 	}
 	c.fds = append(c.fds, f.fd)
-	var full []int
+	var full [BatchSize]int
+	n := 0
 	if len(c.fds) >= BatchSize {
-		full, c.fds = c.fds, nil
+		n = copy(full[:], c.fds)
+		c.fds = c.fds[:0]
 	}
 	c.mu.Unlock()
-	c.r.closeFDs(full)
+	c.r.closeFDs(full[:n])
 }
 
 // End closes every Reader queued; Close then closes at once.
@@ -113,8 +115,12 @@ func (c *Closer) End() {
 	c.r.closeFDs(fds)
 }
 
-// closeFDs closes fds (at most BatchSize) in one submission.
+// closeFDs closes fds in submissions of BatchSize.
 func (r *Root) closeFDs(fds []int) {
+	for len(fds) > BatchSize {
+		r.closeFDs(fds[:BatchSize])
+		fds = fds[BatchSize:]
+	}
 	if len(fds) == 0 {
 		return
 	}
@@ -125,7 +131,8 @@ func (r *Root) closeFDs(fds []int) {
 		}
 		return
 	}
-	ops := make([]uring.Op, len(fds))
+	var buf [BatchSize]uring.Op
+	ops := buf[:len(fds)]
 	for i, fd := range fds {
 		ops[i] = uring.Close(fd)
 	}
