@@ -101,9 +101,7 @@ func (n *nextPages) dropAfter() {
 // allReady reports whether every file of a is scanned.
 func (a *scanAhead) allReady() bool {
 	for i := range a.slots {
-		select {
-		case <-a.slots[i].ready:
-		default:
+		if !a.slots[i].ready.Load() {
 			return false
 		}
 	}

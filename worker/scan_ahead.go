@@ -82,6 +82,10 @@ type scanAhead struct {
 	// page is dropped.
 	scanned func(*scanAhead)
 	running atomic.Int32
+	// waiting is the slot the page's goroutine waits for (-1: none);
+	// wake wakes it (see waitReady).
+	waiting atomic.Int64
+	wake    chan struct{}
 }
 
 // isNextPage reports whether a was started before its page was asked for.
@@ -92,11 +96,11 @@ func (a *scanAhead) isNextPage() bool { return a.asked != nil }
 const nextPageEarlyFiles = 4 * confine.BatchSize
 
 // aheadSlot is one file to scan ahead: where it starts and with what
-// budget, and, once ready is closed, its outcome.
+// budget, and, once ready is set, its outcome.
 type aheadSlot struct {
 	pos    textscan.Position
 	budget int64
-	ready  chan struct{}
+	ready  atomic.Bool
 	res    fileScan
 	// readAsked: a next page's file opened before the page was asked
 	// for, and read and checked again after (see confirm).
@@ -242,8 +246,9 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 		a.opens.earlyGroups = nextPageEarlyFiles/confine.BatchSize + 1
 	}
 	a.ctx, a.cancel = context.WithCancel(ctx)
+	a.waiting.Store(-1)
+	a.wake = make(chan struct{}, 1)
 	for i := range a.slots {
-		a.slots[i].ready = make(chan struct{})
 		a.slots[i].budget = plan[i]
 	}
 	a.slots[0].pos = pos
@@ -344,19 +349,45 @@ func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
 		if !a.isNextPage() || a.next.CompareAndSwap(0, 1) {
 			a.scan(sc, 0)
 		} else {
-			<-s.ready
+			a.waitReady(0)
 		}
 		return a.confirm(i)
 	}
-	for {
-		select {
-		case <-s.ready:
-			return a.confirm(i)
-		default:
-		}
+	for !s.ready.Load() {
 		if !a.work(sc) {
-			<-s.ready
-			return a.confirm(i)
+			a.waitReady(i - a.first)
+			break
+		}
+	}
+	return a.confirm(i)
+}
+
+// waitReady waits until slot k is scanned. Only the page's goroutine
+// waits (take), so one slot at most is waited for: its scanner, having
+// set ready, wakes the waiter if it sees it waiting for that slot; the
+// waiter checks ready again after saying what it waits for, so one of the
+// two sees the other. A wake-up left over from an earlier slot only makes
+// the loop look again.
+func (a *scanAhead) waitReady(k int) {
+	s := &a.slots[k]
+	for !s.ready.Load() {
+		a.waiting.Store(int64(k))
+		if s.ready.Load() {
+			break
+		}
+		<-a.wake
+	}
+	a.waiting.Store(-1)
+}
+
+// markReady marks slot k scanned, waking the page's goroutine if it waits
+// for it.
+func (a *scanAhead) markReady(k int) {
+	a.slots[k].ready.Store(true)
+	if a.waiting.Load() == int64(k) {
+		select {
+		case a.wake <- struct{}{}:
+		default: // a wake-up is pending already
 		}
 	}
 }
@@ -418,7 +449,7 @@ func (a *scanAhead) work(sc *textscan.Scanner) bool {
 // scan scans slot k's file with sc and marks it ready.
 func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	s := &a.slots[k]
-	defer close(s.ready)
+	defer a.markReady(k)
 	if err := a.ctx.Err(); err != nil {
 		s.res.err = err
 		return

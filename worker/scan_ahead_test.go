@@ -265,3 +265,64 @@ func TestSearchProcs(t *testing.T) {
 		time.Sleep(procsLinger / 5)
 	}
 }
+
+// The page's goroutine waits for each slot in turn while scanners mark
+// them ready in any order: no wake-up is lost (a lost one hangs the test)
+// and each outcome is seen as its scanner wrote it.
+func TestWaitReady(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		order func(n int) []int
+	}{
+		{"in order", func(n int) []int {
+			k := make([]int, n)
+			for i := range k {
+				k[i] = i
+			}
+			return k
+		}},
+		{"reversed", func(n int) []int {
+			k := make([]int, n)
+			for i := range k {
+				k[i] = n - 1 - i
+			}
+			return k
+		}},
+		{"interleaved", func(n int) []int {
+			var k []int
+			for i := 1; i < n; i += 2 {
+				k = append(k, i)
+			}
+			for i := 0; i < n; i += 2 {
+				k = append(k, i)
+			}
+			return k
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 2000
+			a := &scanAhead{slots: make([]aheadSlot, n), wake: make(chan struct{}, 1)}
+			a.waiting.Store(-1)
+			order := tc.order(n)
+			// Two scanners, each marking every other slot of the order.
+			for w := range 2 {
+				go func() {
+					for i := w; i < n; i += 2 {
+						k := order[i]
+						a.slots[k].res.scanned = int64(k) + 1
+						if k%7 == 0 {
+							runtime.Gosched()
+						}
+						a.markReady(k)
+					}
+				}()
+			}
+			for k := range n {
+				a.waitReady(k)
+				if got := a.slots[k].res.scanned; got != int64(k)+1 {
+					t.Fatalf("slot %d: outcome %d, want %d", k, got, k+1)
+				}
+			}
+		})
+	}
+}
