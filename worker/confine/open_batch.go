@@ -133,6 +133,7 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 	// would cost two thread switches, more than the calls it saves.
 	b.ops = b.ops[:0]
 	var st unix.Stat_t
+	var readers []Reader // the batch's, made at once
 	for i := range n {
 		if b.state[i] != stOpen {
 			continue
@@ -140,7 +141,12 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 		fd, err := checkAndReopen(b.pfd[i], b.clean[i], &st)
 		switch {
 		case err == nil:
-			out[i], b.state[i] = Opened{R: &Reader{fd: fd, rel: b.clean[i], nlink: uint64(st.Nlink)}, ID: identityOf(&st)}, stDone //nolint:unconvert // Nlink is not uint64 on every arch
+			if readers == nil {
+				readers = make([]Reader, n)
+			}
+			f := &readers[i]
+			*f = Reader{fd: fd, rel: b.clean[i], nlink: uint64(st.Nlink)} //nolint:unconvert // Nlink is not uint64 on every arch
+			out[i], b.state[i] = Opened{R: f, ID: identityOf(&st)}, stDone
 		case err == errNoProc:
 			b.state[i] = stRedo // not seen: /proc/self/fd was opened above
 		default:
