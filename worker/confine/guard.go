@@ -388,6 +388,8 @@ func (g *guards) close() {
 type ScanGuard struct {
 	r    *Root
 	dirs map[string]*dirWatch
+	// slab holds the Guards given out next, made a batch at a time.
+	slab []Guard
 }
 
 type dirWatch struct {
@@ -425,13 +427,23 @@ func (s *ScanGuard) Guard(f *Reader, rel string) *Guard {
 	if dw.w == nil {
 		return s.r.GuardReader(f)
 	}
+	if len(s.slab) == 0 {
+		s.slab = make([]Guard, guardSlab)
+	}
+	gd := &s.slab[0]
+	s.slab = s.slab[1:]
 	// Not drained first: a write to this file queued just before counts
 	// as one during the read, a refusal to spare a syscall a file.
 	g := &s.r.guards
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return &Guard{g: g, fd: f.fd, wd: dw.wd, w: dw.w, name: name, seen: dw.w.names[name]}
+	*gd = Guard{g: g, fd: f.fd, wd: dw.wd, w: dw.w, name: name, seen: dw.w.names[name]}
+	return gd
 }
+
+// guardSlab is how many Guards a ScanGuard makes at once: one allocation
+// for a batch of files rather than one a file.
+const guardSlab = 64
 
 // Close gives back the page's directory watches.
 func (s *ScanGuard) Close() {
