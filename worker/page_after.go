@@ -115,7 +115,7 @@ func (a *scanAhead) allReady() bool {
 // Every file of a is scanned.
 func (a *scanAhead) predictEnd() (textCursor, bool) {
 	pos := textCursor{File: a.first}
-	pos.moveTo(a.slots[0].pos)
+	pos.moveTo(a.pos)
 	fit := newFitter(a.r.lim.MaxResultBytes)
 	budget := a.r.lim.MaxScanBytes
 	for pos.File < len(a.files) && budget >= a.maxTermLen {

@@ -56,7 +56,8 @@ var aheadReadAsked func(path string)
 type scanAhead struct {
 	r      *Root
 	files  []scopedFile
-	first  int // files[first] is slots[0]
+	first  int               // files[first] is slots[0]
+	pos    textscan.Position // where files[first] is scanned from
 	slots  []aheadSlot
 	opens  *pageOpens // the slots' files, opened a group at a time
 	guards *pageGuards
@@ -95,10 +96,10 @@ func (a *scanAhead) isNextPage() bool { return a.asked != nil }
 // asked for, and so the descriptors it holds open meanwhile (see confirm).
 const nextPageEarlyFiles = 4 * confine.BatchSize
 
-// aheadSlot is one file to scan ahead: where it starts and with what
-// budget, and, once ready is set, its outcome.
+// aheadSlot is one file to scan ahead: with what budget, and, once ready
+// is set, its outcome. (The first starts at scanAhead.pos, the others at
+// their start.)
 type aheadSlot struct {
-	pos    textscan.Position
 	budget int64
 	ready  atomic.Bool
 	res    fileScan
@@ -175,16 +176,24 @@ func aheadBudgets(files []scopedFile, first int, pos textscan.Position, budget i
 	if !pos.Skip && pos.Offset > pos.LineStart {
 		from = max(pos.LineStart, pos.Offset-int64(maxTermLen-1))
 	}
-	plan := []int64{budget}
-	left := budget - min(budget, max(0, files[first].id.Size-from))
+	left0 := budget - min(budget, max(0, files[first].id.Size-from))
+	// Each next file while the budget left is at least maxTermLen, up to
+	// the file it ends in: counted first, so that the plan is made once.
+	n, left := 1, left0
 	for _, sf := range files[first+1:] {
 		if left < int64(maxTermLen) {
 			break
 		}
-		plan = append(plan, left)
+		n++
 		if left < sf.id.Size {
 			break // the file the budget ends in
 		}
+		left -= sf.id.Size
+	}
+	plan := make([]int64, 1, n)
+	plan[0], left = budget, left0
+	for _, sf := range files[first+1 : first+n] {
+		plan = append(plan, left)
 		left -= sf.id.Size
 	}
 	return plan
@@ -251,7 +260,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	for i := range a.slots {
 		a.slots[i].budget = plan[i]
 	}
-	a.slots[0].pos = pos
+	a.pos = pos
 	if nextPage {
 		a.asked = make(chan struct{})
 	} else {
@@ -446,6 +455,14 @@ func (a *scanAhead) work(sc *textscan.Scanner) bool {
 	}
 }
 
+// startOf returns where slot k's file is scanned from.
+func (a *scanAhead) startOf(k int) textscan.Position {
+	if k == 0 {
+		return a.pos
+	}
+	return textscan.Position{}
+}
+
 // scan scans slot k's file with sc and marks it ready.
 func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	s := &a.slots[k]
@@ -464,7 +481,7 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	if asked && aheadReadAsked != nil {
 		aheadReadAsked(sf.path)
 	}
-	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, keep && !asked, s.pos, s.budget, func(mt textscan.Match) bool {
+	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, keep && !asked, a.startOf(k), s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself

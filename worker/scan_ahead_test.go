@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsmcp/fsmcp/worker/textscan"
 )
 
 // pageRecord is one search_text page as a client sees it.
@@ -321,6 +324,67 @@ func TestWaitReady(t *testing.T) {
 				a.waitReady(k)
 				if got := a.slots[k].res.scanned; got != int64(k)+1 {
 					t.Fatalf("slot %d: outcome %d, want %d", k, got, k+1)
+				}
+			}
+		})
+	}
+}
+
+// aheadBudgetsByAppend is aheadBudgets as it was first written, growing
+// its plan file by file: the plan made at once must be the same.
+func aheadBudgetsByAppend(files []scopedFile, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
+	if first >= len(files) || budget < int64(maxTermLen) {
+		return nil
+	}
+	from := pos.Offset
+	if !pos.Skip && pos.Offset > pos.LineStart {
+		from = max(pos.LineStart, pos.Offset-int64(maxTermLen-1))
+	}
+	plan := []int64{budget}
+	left := budget - min(budget, max(0, files[first].id.Size-from))
+	for _, sf := range files[first+1:] {
+		if left < int64(maxTermLen) {
+			break
+		}
+		plan = append(plan, left)
+		if left < sf.id.Size {
+			break
+		}
+		left -= sf.id.Size
+	}
+	return plan
+}
+
+func TestAheadBudgets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name            string
+		files           int
+		maxSize, budget int64
+		maxTermLen      int
+	}{
+		{"small files, big budget", 200, 2048, 1 << 20, 8},
+		{"budget ends inside a file", 50, 100_000, 300_000, 8},
+		{"empty files", 40, 1, 4096, 16},
+		{"long terms", 100, 5000, 60_000, 4096},
+		{"budget below a term", 10, 100, 10, 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for range 50 {
+				files := make([]scopedFile, tc.files)
+				for i := range files {
+					files[i].id.Size = rng.Int64N(tc.maxSize)
+				}
+				first := rng.IntN(tc.files)
+				pos := textscan.Position{Offset: rng.Int64N(tc.maxSize), LineStart: rng.Int64N(tc.maxSize), Skip: rng.IntN(2) == 0}
+				want := aheadBudgetsByAppend(files, first, pos, tc.budget, tc.maxTermLen)
+				got := aheadBudgets(files, first, pos, tc.budget, tc.maxTermLen)
+				if !slices.Equal(got, want) {
+					i := 0
+					for i < min(len(got), len(want)) && got[i] == want[i] {
+						i++
+					}
+					t.Fatalf("first %d, pos %+v: a plan of %d files, want %d; they differ from file %d on", first, pos, len(got), len(want), i)
 				}
 			}
 		})
