@@ -78,23 +78,28 @@ func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, nam
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
+		var id confine.Identity // a value: a pointer to it would escape
+		have := st != nil
+		if have {
+			id = *st
+		}
 		for watched := false; ; watched = true {
-			if st == nil {
-				id, err := d.Stat(name)
+			if !have {
+				got, err := d.Stat(name)
 				if err != nil && !gone(err) {
 					return errDirUnreadable
 				}
-				if err != nil || id.Kind() != confine.KindFile {
+				if err != nil || got.Kind() != confine.KindFile {
 					return nil
 				}
-				st = &id
+				id, have = got, true
 			}
-			if watched || st.Nlink == 1 || !w.watchEntry(d, name) {
+			if watched || id.Nlink == 1 || !w.watchEntry(d, name) {
 				break
 			}
-			st = nil // stat'ed before its own watch: stat again
+			have = false // stat'ed before its own watch: stat again
 		}
-		*files = append(*files, scopedFile{path, *st})
+		*files = append(*files, scopedFile{path, id})
 		return nil
 	}
 }

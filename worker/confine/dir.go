@@ -53,13 +53,12 @@ func (d *Dir) OpenDir(name string) (*Dir, error) {
 // Stat returns the Identity of name (one component) in d without following
 // a symlink: a symlink yields an Identity of KindSymlink, not an error.
 func (d *Dir) Stat(name string) (Identity, error) {
-	rel := joinRel(d.rel, name)
 	if !validName(name) {
 		return Identity{}, fmt.Errorf("stat: %w", errInvalidPath)
 	}
 	dirfd, err := d.h.acquire()
 	if err != nil {
-		return Identity{}, pathErr("stat", rel, err)
+		return Identity{}, pathErr("stat", joinRel(d.rel, name), err)
 	}
 	defer d.h.release()
 	var st unix.Stat_t
@@ -70,7 +69,7 @@ func (d *Dir) Stat(name string) (Identity, error) {
 		}
 	}
 	if err != nil {
-		return Identity{}, pathErr("stat", rel, mapErrno(err))
+		return Identity{}, pathErr("stat", joinRel(d.rel, name), mapErrno(err))
 	}
 	return identityOf(&st), nil
 }
