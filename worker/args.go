@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/jsonstr"
 )
 
 // argSchema is what argument decoding needs of a tool's input schema: the
@@ -54,6 +55,53 @@ func (a argSchema) decode(raw json.RawMessage, into any) error {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		raw = json.RawMessage("{}") // absent and null arguments are {}
 	}
+	if !a.plainMembers(raw) {
+		// Something to refuse (or keys written with escapes): the
+		// member-by-member decoding below finds it and names it.
+		if err := a.checkMembers(raw); err != nil {
+			return err
+		}
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return a.schemaError("%s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
+		}
+		return a.schemaError("the arguments are not valid")
+	}
+	return nil
+}
+
+// plainMembers reports whether raw is an object whose members all pass
+// checkMembers, each key written without escapes: one pass over the bytes
+// that allocates nothing, for the arguments of nearly every call. raw
+// comes from a parsed message, so it is valid JSON.
+func (a argSchema) plainMembers(raw json.RawMessage) bool {
+	var seen [8]string // more members than that: checkMembers
+	n := 0
+	ok := jsonstr.UniqueMembers(raw, func(k, v []byte) bool {
+		key := string(k[1 : len(k)-1]) // no escapes: UniqueMembers refuses them
+		if n == len(seen) || !slices.Contains(a.known, key) || string(v) == "null" {
+			return false
+		}
+		seen[n] = key
+		n++
+		return true
+	})
+	if !ok {
+		return false
+	}
+	for _, k := range a.required {
+		if !slices.Contains(seen[:n], k) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkMembers refuses an argument object with an unknown, duplicate or
+// null member, or without a required one, naming the first such argument.
+func (a argSchema) checkMembers(raw json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return a.schemaError("the arguments must be a JSON object")
@@ -83,13 +131,6 @@ func (a argSchema) decode(raw json.RawMessage, into any) error {
 		if !seen[k] {
 			return a.schemaError("%s is required", k)
 		}
-	}
-	if err := json.Unmarshal(raw, into); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return a.schemaError("%s must be %s", te.Field, jsonKind(te.Type.Kind().String()))
-		}
-		return a.schemaError("the arguments are not valid")
 	}
 	return nil
 }
