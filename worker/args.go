@@ -77,26 +77,37 @@ func (a argSchema) decode(raw json.RawMessage, into any) error {
 // that allocates nothing, for the arguments of nearly every call. raw
 // comes from a parsed message, so it is valid JSON.
 func (a argSchema) plainMembers(raw json.RawMessage) bool {
-	var seen [8]string // more members than that: checkMembers
-	n := 0
+	if len(a.known) > 64 {
+		return false
+	}
+	var seen uint64 // bit i: a.known[i]
 	ok := jsonstr.UniqueMembers(raw, func(k, v []byte) bool {
-		key := string(k[1 : len(k)-1]) // no escapes: UniqueMembers refuses them
-		if n == len(seen) || !slices.Contains(a.known, key) || string(v) == "null" {
+		i := a.index(k[1 : len(k)-1]) // no escapes: UniqueMembers refuses them
+		if i < 0 || string(v) == "null" {
 			return false
 		}
-		seen[n] = key
-		n++
+		seen |= 1 << i
 		return true
 	})
 	if !ok {
 		return false
 	}
 	for _, k := range a.required {
-		if !slices.Contains(seen[:n], k) {
+		if i := a.index([]byte(k)); i < 0 || seen&(1<<i) == 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// index returns the index of the argument named key in a.known, or -1.
+func (a argSchema) index(key []byte) int {
+	for i, name := range a.known {
+		if name == string(key) {
+			return i
+		}
+	}
+	return -1
 }
 
 // checkMembers refuses an argument object with an unknown, duplicate or
