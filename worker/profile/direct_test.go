@@ -197,6 +197,11 @@ func TestDirectCancel(t *testing.T) {
 	if got := ls.answer(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":5,`) {
 		t.Errorf("got %s; want the answer to call 5", got)
 	}
+	// Call 4 blocks, so the answer to call 5 may come before its handler
+	// has even started: wait for it to start.
+	for deadline := time.Now().Add(10 * time.Second); ls.direct.Load() < 4 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if n := ls.direct.Load(); n != 4 {
 		t.Errorf("%d calls served on the direct path, want 4", n)
 	}
