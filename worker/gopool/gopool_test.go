@@ -1,6 +1,7 @@
 package gopool
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -77,4 +78,33 @@ func TestPoolReusesWaitingGoroutine(t *testing.T) {
 		t.Fatalf("%d goroutines wait while the next function runs, want 0", n)
 	}
 	waitIdle(t, p, 1)
+}
+
+// A goroutine kept waiting does not keep what its last function referred
+// to: a page's scan refers to the page's whole inventory.
+func TestPoolLetsGoOfLastFunction(t *testing.T) {
+	p := New(1)
+	freed := make(chan struct{})
+	done := make(chan struct{})
+	func() {
+		big := new([1 << 20]byte)
+		runtime.SetFinalizer(big, func(*[1 << 20]byte) { close(freed) })
+		p.Go(func() {
+			big[0] = 1
+			close(done)
+		})
+	}()
+	<-done
+	waitIdle(t, p, 1)
+	deadline := time.After(5 * time.Second)
+	for {
+		runtime.GC()
+		select {
+		case <-freed:
+			return
+		case <-deadline:
+			t.Fatal("what the last function referred to is still reachable")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
