@@ -164,26 +164,18 @@ func cleanRel(rel string) (string, error) {
 }
 
 // isCleanRel reports whether rel is a relative path of at least one
-// component, none empty, "." or "..", and no NUL.
+// component, each a valid name (none empty, "." or "..", no NUL).
 func isCleanRel(rel string) bool {
-	if rel == "" {
-		return false
-	}
-	for rel != "" {
-		c := rel
-		if i := strings.IndexByte(rel, '/'); i >= 0 {
-			c, rel = rel[:i], rel[i+1:]
-			if rel == "" {
-				return false // a trailing slash
-			}
-		} else {
-			rel = ""
-		}
-		if c == "" || c == "." || c == ".." || strings.IndexByte(c, 0) >= 0 {
+	for {
+		c, rest, more := strings.Cut(rel, "/")
+		if !validName(c) {
 			return false
 		}
+		if !more {
+			return true
+		}
+		rel = rest
 	}
-	return true
 }
 
 func validName(name string) bool {
