@@ -83,17 +83,14 @@ func checkAndReopen(pfd int, rel string, st *unix.Stat_t) (int, error) {
 func openProcFD(dir, pfd int) (int, error) {
 	var buf [24]byte
 	name := append(strconv.AppendInt(buf[:0], int64(pfd), 10), 0)
-	for {
+	return retryEINTR(func() (int, error) {
 		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&name[0])),
 			unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0, 0, 0)
-		switch errno {
-		case 0:
-			return int(fd), nil
-		case unix.EINTR:
-			continue
+		if errno != 0 {
+			return -1, errno
 		}
-		return -1, errno
-	}
+		return int(fd), nil
+	})
 }
 
 // sameRegular keeps fd, opened by name after a check through O_PATH gave
