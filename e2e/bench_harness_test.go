@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,6 +153,17 @@ func (c *benchClock) reportRatio(b *testing.B, name, of string) {
 	r, o := c.find(name), c.find(of)
 	if r != nil && o != nil && o.d > 0 {
 		b.ReportMetric(float64(r.d)/float64(o.d), name+"-x-"+of)
+	}
+}
+
+// reportFloor reports, as floor-x-<ref>, the ratio to reference ref the
+// fsmcp side would come to were cpu, the CPU time its processes used in
+// all operations (the server's and the client's), spread over every core
+// with none left idle: the part of the measured ratio x-<ref> above it is
+// time the cores waited, and no scheduling takes the ratio below it.
+func (c *benchClock) reportFloor(b *testing.B, cpu time.Duration, ref string) {
+	if r := c.find(ref); r != nil && r.d > 0 {
+		b.ReportMetric(float64(cpu)/float64(runtime.NumCPU())/float64(r.d), "floor-x-"+ref)
 	}
 }
 

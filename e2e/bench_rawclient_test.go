@@ -70,19 +70,23 @@ func BenchmarkSearchText200MBRawClient(b *testing.B) {
 	w := startRawWorker(b, append([]string{"--root", t.root, "--include", "**"}, benchFlags(benchTreeLimits())...)...)
 	pages := w.searchNeedle(b)
 	rg := benchRequireRipgrep(b, t)
-	var workerCPU, rgCPU time.Duration
+	var workerCPU, clientCPU, rgCPU time.Duration
 	var c benchClock
 	b.SetBytes(t.bytes)
 	b.ResetTimer()
 	for range b.N {
-		before := procRunTime(b, w.pid)
+		before, clientBefore := procRunTime(b, w.pid), procRunTime(b, os.Getpid())
 		c.measure(func() { w.searchNeedle(b) })
+		clientCPU += procRunTime(b, os.Getpid()) - clientBefore
 		workerCPU += procRunTime(b, w.pid) - before
 		c.reference(b, "rg", func() { rgCPU += benchChildrenCPU(func() { benchRipgrep(b, rg, benchNeedle, t.root) }) })
 	}
 	c.report(b)
 	c.perOp(b, pages, "ns/page")
 	b.ReportMetric(float64(workerCPU)/float64(rgCPU), "cpu-x-rg")
+	b.ReportMetric(float64(workerCPU.Nanoseconds())/float64(b.N), "worker-cpu-ns/op")
+	b.ReportMetric(float64(clientCPU.Nanoseconds())/float64(b.N), "client-cpu-ns/op")
+	c.reportFloor(b, workerCPU+clientCPU, "rg")
 }
 
 // BenchmarkSearchText200MBPageSize: the search of
