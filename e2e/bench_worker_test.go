@@ -179,7 +179,7 @@ func benchSearchText(b *testing.B, srv benchServer, t *benchTreeInfo, lim fswork
 	// client's, on the same cores) and rg's (its rusage).
 	pid := 0
 	if srv.refs {
-		pid = benchChildPID(b, workerBin)
+		pid = benchChildPID(b, os.Getpid(), workerBin)
 	}
 	var workerCPU, clientCPU, rgCPU, rgJ1CPU time.Duration
 	b.SetBytes(t.bytes)
@@ -212,9 +212,10 @@ func benchSearchText(b *testing.B, srv benchServer, t *benchTreeInfo, lim fswork
 	}
 }
 
-// benchChildPID is the process id of the newest child of this process
-// running bin (a worker on stdio the benchmark started).
-func benchChildPID(b *testing.B, bin string) int {
+// benchChildPID is the process id of the newest child of process parent
+// running bin (a worker on stdio the benchmark started, or one the
+// supervisor started).
+func benchChildPID(b *testing.B, parent int, bin string) int {
 	b.Helper()
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
@@ -237,7 +238,7 @@ func benchChildPID(b *testing.B, bin string) int {
 			continue
 		}
 		f := strings.Fields(string(stat[end+1:]))
-		if string(stat[open+1:end]) != comm || len(f) < 20 || f[1] != strconv.Itoa(os.Getpid()) {
+		if string(stat[open+1:end]) != comm || len(f) < 20 || f[1] != strconv.Itoa(parent) {
 			continue
 		}
 		if start, err := strconv.ParseInt(f[19], 10, 64); err == nil && start > newest {
@@ -245,7 +246,7 @@ func benchChildPID(b *testing.B, bin string) int {
 		}
 	}
 	if pid == 0 {
-		b.Fatalf("no child process %s of this process in /proc", comm)
+		b.Fatalf("no child process %s of process %d in /proc", comm, parent)
 	}
 	return pid
 }

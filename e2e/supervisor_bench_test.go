@@ -11,6 +11,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -204,13 +205,18 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 	viaBareRelay()
 	rg := benchTool(b, "rg")
 	b.SetBytes(t.bytes)
-	// The supervisor's CPU time (all its threads) in the searches through it.
+	// The CPU time (all threads) of the supervisor, of the worker it
+	// started and of this process (the client) in the searches through it.
+	supPID := sup.cmd.Process.Pid
+	rootPID := benchChildPID(b, supPID, bins.worker)
 	var c benchClock
-	var supCPU time.Duration
+	var supCPU, workerCPU, clientCPU time.Duration
 	measured := func() {
-		before := procRunTime(b, sup.cmd.Process.Pid)
+		sup0, worker0, client0 := procRunTime(b, supPID), procRunTime(b, rootPID), procRunTime(b, os.Getpid())
 		c.measure(viaSupervisor)
-		supCPU += procRunTime(b, sup.cmd.Process.Pid) - before
+		clientCPU += procRunTime(b, os.Getpid()) - client0
+		workerCPU += procRunTime(b, rootPID) - worker0
+		supCPU += procRunTime(b, supPID) - sup0
 	}
 	b.ResetTimer()
 	for i := range b.N {
@@ -223,5 +229,9 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 	}
 	c.report(b)
 	c.reportRatio(b, "bare-relay", "rg")
-	b.ReportMetric(float64(supCPU.Nanoseconds())/float64(b.N), "supervisor-cpu-ns/op")
+	n := float64(b.N)
+	b.ReportMetric(float64(supCPU.Nanoseconds())/n, "supervisor-cpu-ns/op")
+	b.ReportMetric(float64(workerCPU.Nanoseconds())/n, "worker-cpu-ns/op")
+	b.ReportMetric(float64(clientCPU.Nanoseconds())/n, "client-cpu-ns/op")
+	c.reportFloor(b, supCPU+workerCPU+clientCPU, "rg")
 }
