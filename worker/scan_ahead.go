@@ -168,14 +168,10 @@ func aheadBudgets(files []scopedFile, first int, pos textscan.Position, budget i
 	if first >= len(files) || budget < int64(maxTermLen) {
 		return nil
 	}
-	// The first file is read to its end from where Scan starts reading:
-	// pos, or inside a line not yet reported, up to MaxTermLen()-1 bytes
-	// before it where a term cut there may start. (A prediction only: a
-	// page that finds another budget left scans the file again.)
-	from := pos.Offset
-	if !pos.Skip && pos.Offset > pos.LineStart {
-		from = max(pos.LineStart, pos.Offset-int64(maxTermLen-1))
-	}
+	// The first file is read to its end from where Scan starts reading.
+	// (A prediction only: a page that finds another budget left scans the
+	// file again.)
+	from := pos.ReadsFrom(maxTermLen)
 	left0 := budget - min(budget, max(0, files[first].id.Size-from))
 	// Each next file while the budget left is at least maxTermLen, up to
 	// the file it ends in: counted first, so that the plan is made once.

@@ -336,10 +336,7 @@ func aheadBudgetsByAppend(files []scopedFile, first int, pos textscan.Position, 
 	if first >= len(files) || budget < int64(maxTermLen) {
 		return nil
 	}
-	from := pos.Offset
-	if !pos.Skip && pos.Offset > pos.LineStart {
-		from = max(pos.LineStart, pos.Offset-int64(maxTermLen-1))
-	}
+	from := pos.ReadsFrom(maxTermLen)
 	plan := []int64{budget}
 	left := budget - min(budget, max(0, files[first].id.Size-from))
 	for _, sf := range files[first+1:] {

@@ -135,10 +135,7 @@ func (s *Scanner) Scan(r io.ReaderAt, size int64, pos Position, budget int64, em
 	if cur >= size {
 		return st.at(cur), 0, true, false, nil
 	}
-	from := cur // the first byte read
-	if !st.skip && cur > st.ls {
-		from = max(st.ls, cur-int64(s.m.maxLen-1))
-	}
+	from := pos.ReadsFrom(s.m.maxLen) // the first byte read
 	end := min(size, from+max(budget, 0))
 	if end <= cur {
 		return pos, 0, false, false, nil
@@ -188,6 +185,19 @@ func (s *Scanner) Scan(r io.ReaderAt, size int64, pos Position, budget int64, em
 		next = Position{Offset: st.ls, Line: st.line, LineStart: st.ls}
 	}
 	return next, cur - from, cur >= size, false, nil
+}
+
+// ReadsFrom returns the first byte a Scan from p reads for terms of at
+// most maxTermLen bytes: p.Offset or, resuming inside a line not yet
+// reported, up to maxTermLen-1 bytes before it (not before the line's
+// start), where a term cut by the previous call's end may start.
+func (p Position) ReadsFrom(maxTermLen int) int64 {
+	cur := max(p.Offset, 0)
+	ls := min(max(p.LineStart, 0), cur)
+	if p.Skip || cur <= ls {
+		return cur
+	}
+	return max(ls, cur-int64(maxTermLen-1))
 }
 
 // scanState is where a scan is: the number and start of the current line,

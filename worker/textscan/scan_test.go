@@ -508,3 +508,21 @@ func TestTuneAnchor(t *testing.T) {
 		}
 	}
 }
+
+func TestPositionReadsFrom(t *testing.T) {
+	for _, tc := range []struct {
+		pos  Position
+		want int64
+	}{
+		{Position{}, 0},
+		{Position{Offset: 100, Line: 3, LineStart: 100}, 100},            // a line's start
+		{Position{Offset: 100, Line: 3, LineStart: 40}, 93},              // inside a line: 7 bytes back for 8-byte terms
+		{Position{Offset: 100, Line: 3, LineStart: 97}, 97},              // not before the line's start
+		{Position{Offset: 100, Line: 3, LineStart: 40, Skip: true}, 100}, // the line was reported
+		{Position{Offset: -5, LineStart: -9}, 0},                         // clamped as Scan clamps
+	} {
+		if got := tc.pos.ReadsFrom(8); got != tc.want {
+			t.Errorf("%+v.ReadsFrom(8) = %d, want %d", tc.pos, got, tc.want)
+		}
+	}
+}
