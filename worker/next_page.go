@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fsmcp/fsmcp/worker/textscan"
@@ -11,23 +10,33 @@ import (
 
 // A search_text page that hands out a cursor starts scanning the next
 // page's files before that page is asked for: while its answer travels to
-// the client and the next request comes back, the page's files are opened,
+// the client and the next request comes back, the files are opened,
 // checked against the inventory, guarded and scanned ahead, as the next
-// page itself would scan them (its plan is exact: the same inventory, from
-// the cursor's position, with the page's whole budget).
+// page itself would scan them. That scan does not stop where the next page
+// will end: it goes on through the files after it (runBudgets), so a
+// search's files are scanned by the same goroutines from page to page, as
+// one scan, with no pause at each page's end; each page takes the outcomes
+// of its files from it in order and hands the scan on to the page after
+// it with the cursor it hands out.
 //
-// The next page takes that work over only when it continues exactly there:
-// its cursor is the very token the page handed out (so the same scope and
-// position), its scope's inventory is the same kept one (nothing in scope
-// changed since, as far as its watches tell: otherwise the page walks
+// A page takes that scan over only when it continues exactly there: its
+// cursor is the very token the page before handed out (so the same scope
+// and position), its scope's inventory is the same kept one (nothing in
+// scope changed since, as far as its watches tell: otherwise the page walks
 // again and its cursor fails), and it asks for the same limit. It then
-// takes each outcome as it takes any scanned ahead: checking the file's
-// guard, set before the file was read, at the moment it takes it, so a
-// write to the file after its read refuses the page as "filesystem changed
-// while reading" (a file changed since the cursor was handed out is an
-// in-scope change, which fails a cursor anyway). Any other page, or none
-// within nextPageHold, lets the work go: its scans stop, its files close
-// and its watches go back.
+// takes each outcome as it takes any scanned ahead (the same budget, the
+// same start, every match fitting), checking the file's guard, set before
+// the file was read, when it takes it. Any other page, or none within
+// nextPageHold, lets the scan go: its goroutines stop, its files close and
+// its watches go back.
+//
+// A file may be read before the page that takes its outcome is asked for:
+// such a file stays open until its page takes the outcome and checks its
+// identity again then, on that descriptor (scanAhead.confirm), so a
+// change since, even one no watch reports (a write through a hard link
+// made after the walk), fails the page as a page that opened the file then
+// would. A window bounds how far ahead of its page the scan goes, and so
+// the descriptors held (next_page_parts.go).
 
 // nextPageHold is how long the scan of a next page waits to be taken over
 // (a variable for tests). Clients that follow cursors in a loop ask within
@@ -35,60 +44,117 @@ import (
 // model reading the page) is dropped, and that page scans as any other.
 var nextPageHold = 500 * time.Millisecond
 
+// nextPageEarlyFiles bounds the files the scan of a next page claims
+// before the page is asked for, and so the descriptors it holds open
+// meanwhile; the window (next_page_parts.go) grows from there.
+const nextPageEarlyFiles = 64
+
+// runMaxFiles bounds the files one scan of next pages plans; a page that
+// ends less than a page's budget before its last starts another.
+const runMaxFiles = 4096
+
 // nextPageDone, when set (tests), is told whether each page that found a
 // next page scanned ahead took it over.
 var nextPageDone func(taken bool)
 
+// nextPageKept, when set (tests), is told for each next page kept whether
+// it is the scan the page took over, handed on (carried), or a new one.
+var nextPageKept func(carried bool)
+
 // nextPage is the next page of one search, scanned ahead of its request.
 type nextPage struct {
-	token string     // the cursor the page before handed out
-	inv   *inventory // the scope's kept inventory
-	limit int
-	m     *textscan.Matcher
-	start textCursor // where it starts (State unset)
-	// hold and workers are nextPageHold and aheadMaxWorkers when the
-	// search's first next page started, for the pages after it.
-	hold    time.Duration
-	workers int
-	ahead   *scanAhead
-	guards  *pageGuards
-	timer   *time.Timer
-	// afterStarted: the page after this one was started (once at most).
-	afterStarted atomic.Bool
+	token  string     // the cursor the page before handed out
+	inv    *inventory // the scope's kept inventory
+	limit  int
+	ahead  *scanAhead
+	guards *pageGuards
+	timer  *time.Timer
 }
 
 // nextPages holds a Root's one next page scanned ahead: the last page of
-// any search to hand out a cursor starts the one kept. after is the page
-// after it, started when p was all scanned before it was asked for
-// (page_after.go).
+// any search to hand out a cursor keeps it.
 type nextPages struct {
 	mu     sync.Mutex
 	p      *nextPage
-	after  *nextPage
 	closed bool
 }
 
-// startNextPage scans the page after pos ahead of its request; tok is the cursor
-// the page hands out for it. Only a scope whose inventory is kept
+// runBudgets plans the scan of a next page from pos in files[first]: that
+// file with the page's whole budget, then each next file whole (with a
+// budget that covers it), up to runMaxFiles files. A file in which some
+// page is predicted to end (were every file before it read to its end) is
+// left to the pages, which scan it themselves (-1): an outcome of the
+// whole file would serve neither the page that ends in it nor the one that
+// starts in it. A prediction that fails (a binary file, a page ended by
+// its matches) costs a file scanned again, never a different page.
+func runBudgets(files []scopedFile, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
+	if first >= len(files) || budget < int64(maxTermLen) {
+		return nil
+	}
+	n := min(len(files)-first, runMaxFiles)
+	plan := make([]int64, n)
+	plan[0] = budget
+	left := budget - min(budget, max(0, files[first].id.Size-pos.ReadsFrom(maxTermLen)))
+	for k := 1; k < n; k++ {
+		size := files[first+k].id.Size
+		if left < int64(maxTermLen) {
+			left = budget // a page ends before this file; the next starts at it
+		}
+		if left >= size {
+			plan[k] = max(size, budget)
+			left -= size
+			continue
+		}
+		plan[k] = -1
+		rest := size - left
+		for rest > budget {
+			rest -= budget
+		}
+		left = budget - rest
+	}
+	return plan
+}
+
+// startNextPage scans the page after pos ahead of its request; tok is the
+// cursor the page hands out for it. Only a scope whose inventory is kept
 // qualifies: the next page can then tell that nothing changed.
 func (r *Root) startNextPage(s *search, inv *inventory, tok string, pos textCursor) {
-	n := &r.next
-	after := n.takeAfter(inv, s.limit, pos)
 	if !r.inv.isKept(s.dir, inv) {
-		if after != nil {
-			after.drop()
-		}
 		return
 	}
-	p := after
-	if p == nil {
-		p = &nextPage{inv: inv, limit: s.limit, m: s.m, start: pos, hold: nextPageHold, workers: aheadMaxWorkers}
-		p.guards = &pageGuards{sg: r.dir.NewScanGuard()}
-		p.ahead = r.newAhead(context.Background(), s, inv.files, pos.File, pos.position(), p.guards, p.workers, func(a *scanAhead) { r.nextScanned(p, a) })
-		if p.ahead == nil {
-			p.guards.close()
-			return
-		}
+	guards := &pageGuards{sg: r.dir.NewScanGuard()}
+	a := r.newAhead(context.Background(), s, inv.files, pos.File, pos.position(), guards, aheadMaxWorkers, true)
+	if a == nil {
+		guards.close()
+		return
+	}
+	r.keepNextPage(s, inv, tok, a, guards, false)
+}
+
+// carryNextPage hands the scan a the page took over on to the page after
+// it, at pos (the cursor tok), if a has planned that page's files; false
+// if it has not (the caller then stops a, and may start another).
+func (r *Root) carryNextPage(s *search, inv *inventory, tok string, pos textCursor, a *scanAhead, guards *pageGuards) bool {
+	if !a.carriesOn(pos) || !r.inv.isKept(s.dir, inv) {
+		return false
+	}
+	if a.unlink != nil {
+		a.unlink() // from the page's call
+		a.unlink = nil
+	}
+	a.report()
+	a.carried(pos)
+	r.keepNextPage(s, inv, tok, a, guards, true)
+	return true
+}
+
+// keepNextPage keeps the scan a as the next page for tok, dropping any
+// other.
+func (r *Root) keepNextPage(s *search, inv *inventory, tok string, a *scanAhead, guards *pageGuards, carried bool) {
+	n := &r.next
+	p := &nextPage{token: tok, inv: inv, limit: s.limit, ahead: a, guards: guards}
+	if nextPageKept != nil {
+		nextPageKept(carried)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -97,22 +163,17 @@ func (r *Root) startNextPage(s *search, inv *inventory, tok string, pos textCurs
 		return
 	}
 	if n.p != nil {
+		n.p.timer.Stop()
 		n.p.drop()
 	}
-	p.token = tok
 	n.p = p
-	p.timer = time.AfterFunc(p.hold, func() { n.expire(p) })
-	if p.ahead.allReady() {
-		// Its goroutines may have stopped before it was kept here (a page
-		// after always has, or is about to): they found it not waiting.
-		go r.nextScanned(p, p.ahead)
-	}
+	p.timer = time.AfterFunc(nextPageHold, func() { n.expire(p) })
 }
 
 // takeNextPage returns the next page scanned ahead for a page resumed from
 // the cursor tok over inv with limit items, or nil (any other one kept is
-// dropped). The page owns what it returns, and stops it once it ends; ctx
-// ending (the call cancelled) stops its scans too.
+// dropped). The page owns what it returns, and stops it or hands it on
+// once it ends; ctx ending (the call cancelled) stops its scans too.
 func (r *Root) takeNextPage(ctx context.Context, tok string, inv *inventory, limit int) (*scanAhead, *pageGuards) {
 	n := &r.next
 	n.mu.Lock()
@@ -129,30 +190,21 @@ func (r *Root) takeNextPage(ctx context.Context, tok string, inv *inventory, lim
 	}
 	if !taken {
 		p.drop()
-		n.mu.Lock()
-		n.dropAfter() // it was p's
-		n.mu.Unlock()
 		return nil, nil
 	}
 	a := p.ahead
 	stop := context.AfterFunc(ctx, a.cancel)
 	a.unlink = func() { stop() }
-	a.takeOver()
+	a.takenOver()
 	return a, p.guards
 }
 
-// expire drops p if it is still waiting: the next page kept (and its
-// page after with it), or the page after kept.
+// expire drops p if it is still the next page kept.
 func (n *nextPages) expire(p *nextPage) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	switch p {
-	case n.p:
+	if n.p == p {
 		n.p = nil
-		p.drop()
-		n.dropAfter()
-	case n.after:
-		n.after = nil
 		p.drop()
 	}
 }
@@ -167,11 +219,30 @@ func (n *nextPages) close() {
 		n.p.drop()
 		n.p = nil
 	}
-	n.dropAfter()
 }
 
 // drop ends p's scans and gives its files and watches back.
 func (p *nextPage) drop() {
 	p.ahead.halt()
 	p.guards.close()
+}
+
+// carriesOn reports whether the run a has planned the page at pos: it is
+// not stopped, has pos.File, and its files from there cover a page's
+// budget or reach the scope's end.
+func (a *scanAhead) carriesOn(pos textCursor) bool {
+	if a == nil || !a.run || a.ctx.Err() != nil || !a.has(pos.File) {
+		return false
+	}
+	end := a.first + len(a.slots)
+	if end == len(a.files) {
+		return true
+	}
+	var planned int64
+	for _, sf := range a.files[pos.File:end] {
+		if planned += sf.id.Size; planned >= a.r.lim.MaxScanBytes {
+			return true
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -341,26 +342,29 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 			}
 			r := smallPageRoot(t, dir)
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+			// Set before the scan starts, armed once the page is asked for.
+			var armed atomic.Bool
+			var hookErr error
+			hooked := false
+			if tt.betweenOpenAndRead {
+				aheadRead = func(path string) {
+					if path == target && armed.Load() && !hooked {
+						hooked = true
+						hookErr = writeThroughMapping(filepath.Join(dir, target))
+					}
+				}
+				defer func() { aheadRead = nil }()
+			}
 			args := searchArgs{Query: json.RawMessage(`"needle"`)}
 			p, err := r.searchText(context.Background(), args)
 			if err != nil || p.next == nil || len(p.fitter.items) != 0 {
 				t.Fatalf("first page: %v, %d items, cursor %v; want none and a cursor", err, len(p.fitter.items), p != nil && p.next != nil)
 			}
 			time.Sleep(100 * time.Millisecond) // the next page scans what it may
-			var hookErr error
-			hooked := false
-			switch {
-			case tt.betweenOpenAndRead:
-				aheadReadAsked = func(path string) {
-					if path == target && !hooked {
-						hooked = true
-						hookErr = writeThroughMapping(filepath.Join(dir, target))
-					}
-				}
-				defer func() { aheadReadAsked = nil }()
-			case write:
+			if write && !tt.betweenOpenAndRead {
 				writeThroughLink(t, filepath.Join(dir, target))
 			}
+			armed.Store(true)
 			args.Cursor, _ = json.Marshal(*p.next)
 			taken, again := false, -1
 			nextPageDone = func(ok bool) { taken = ok }

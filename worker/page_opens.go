@@ -31,16 +31,13 @@ type pageOpens struct {
 	taken   []bool
 	opened  []bool // per group
 	stopped bool
-	// For a next page scanned before it is asked for: a group whose open
-	// began before the page was asked for (taken over) is early, and the
-	// Readers of its files stay open, held, until the page takes their
-	// outcomes and checks them again (see scanAhead.confirm).
-	takenOver bool
-	// earlyGroups, for a next page, is how many groups from the first it
-	// opens before it is taken over (0: no bound).
-	earlyGroups int
-	early       []bool // per group
-	held        map[int]*confine.Reader
+	// mayOpen reports whether group g may be opened ahead now (nil:
+	// always); a run opens only as far as its goroutines may claim.
+	mayOpen func(g int) bool
+	// askedGen, for a run, tells the page asked for as a group's open
+	// starts (openedIn).
+	askedGen func() int64
+	openGen  []int64 // per group, with askedGen
 }
 
 // openAheadGroups is how many groups past a file's own take may open.
@@ -61,48 +58,18 @@ func newPageOpens(r *Root, files []scopedFile) *pageOpens {
 	return &pageOpens{
 		r: r, files: files, groups: newGroupOpens(groups), out: make([]confine.Opened, n),
 		taken: make([]bool, n), opened: make([]bool, groups), closer: r.dir.NewCloser(),
-		early: make([]bool, groups),
 	}
 }
 
-// takeOver records that the page is asked for: groups opened from now on
-// are not early.
-func (o *pageOpens) takeOver() {
+// openedIn returns the page (askedGen) during whose call file k's group
+// was opened: -1 if none, or no run's.
+func (o *pageOpens) openedIn(k int) int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.takenOver = true
-}
-
-// isEarly reports whether file k's group began opening before the page
-// was taken over.
-func (o *pageOpens) isEarly(k int) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.early[k/confine.BatchSize]
-}
-
-// hold keeps file k's Reader open until unhold; false (the caller closes
-// it) once the page has ended.
-func (o *pageOpens) hold(k int, f *confine.Reader) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.stopped {
-		return false
+	if o.openGen == nil {
+		return -1
 	}
-	if o.held == nil {
-		o.held = map[int]*confine.Reader{}
-	}
-	o.held[k] = f
-	return true
-}
-
-// unhold returns file k's held Reader, now the caller's, or nil.
-func (o *pageOpens) unhold(k int) *confine.Reader {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	f := o.held[k]
-	delete(o.held, k)
-	return f
+	return o.openGen[k/confine.BatchSize]
 }
 
 // take returns file k's open, opening its group first if no one has; the
@@ -134,22 +101,11 @@ func (o *pageOpens) take(k int) confine.Opened {
 // one has begun and that may open now (mayOpen); with one, only the first
 // of them.
 func (o *pageOpens) openAhead(g int, one bool) {
-	for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups) && o.mayOpen(n); n++ {
+	for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups) && (o.mayOpen == nil || o.mayOpen(n)); n++ {
 		if o.start(n) && one {
 			return
 		}
 	}
-}
-
-// mayOpen reports whether group g may be opened ahead now: always, but
-// for a next page not yet taken over, only its earlyGroups first.
-func (o *pageOpens) mayOpen(g int) bool {
-	if o.earlyGroups == 0 || g < o.earlyGroups {
-		return true
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.takenOver
 }
 
 // start opens group g if no one has begun to; true if this call did.
@@ -196,9 +152,12 @@ func (o *pageOpens) open(g int) {
 		groupOpening(g)
 	}
 	from, to := g*confine.BatchSize, min(len(o.files), (g+1)*confine.BatchSize)
-	o.mu.Lock()
-	o.early[g] = !o.takenOver
-	o.mu.Unlock()
+	if o.askedGen != nil {
+		gen := o.askedGen()
+		o.mu.Lock()
+		o.openGen[g] = gen
+		o.mu.Unlock()
+	}
 	rels := make([]string, 0, to-from)
 	for _, sf := range o.files[from:to] {
 		rels = append(rels, sf.path)
@@ -221,10 +180,6 @@ func (o *pageOpens) close() {
 		if ok {
 			o.closeGroup(g)
 		}
-	}
-	for k, f := range o.held {
-		o.closer.Close(f)
-		delete(o.held, k)
 	}
 	o.closer.End()
 }

@@ -47,12 +47,12 @@ var aheadMaxWorkers = 4
 // again itself.
 var aheadDone func(taken, again int)
 
-// aheadReadAsked, when set (tests), is called with the path of a next
-// page's file opened before the page was asked for and about to be read
-// after it.
-var aheadReadAsked func(path string)
+// aheadRead, when set (tests), is called with the path of each file the
+// scan of a next page has opened and is about to read.
+var aheadRead func(path string)
 
-// scanAhead is one page's files being scanned ahead.
+// scanAhead is one page's files being scanned ahead, or a run: the
+// files of a next page and of the pages after it (next_page.go).
 type scanAhead struct {
 	r      *Root
 	files  []scopedFile
@@ -68,44 +68,45 @@ type scanAhead struct {
 
 	next    atomic.Int64 // the next slot to claim (0 is the page's own)
 	taken   int          // outcomes the page took (for aheadDone)
-	again   int          // files the page scanned again
+	again   int          // files planned that the page scanned itself
 	ctx     context.Context
 	cancel  context.CancelFunc
 	release func()
-	// asked is set for a next page, one started before it is asked for
-	// (next_page.go): its goroutines claim slot 0 too, and claim no slot
-	// from nextPageEarlyFiles on until asked is closed (when a page takes
-	// it over). unlink then detaches it from that page's context.
-	asked  chan struct{}
-	unlink func()
-	// scanned, for a next page, is called by the last of its goroutines
-	// to stop (running counts them), once every slot is claimed or the
-	// page is dropped.
-	scanned func(*scanAhead)
-	running atomic.Int32
-	// waiting is the slot the page's goroutine waits for (-1: none);
+	// run: started before its page is asked for and handed on from page
+	// to page (next_page.go). Its goroutines claim slot 0 too, but only
+	// inside the gate (next_page_parts.go); head and tail are the boundary
+	// files of the page it was last handed on to. unlink detaches it from
+	// the context of the page that took it over.
+	run        bool
+	gate       gate
+	asked      atomic.Bool  // the page the run was handed on to
+	gen        atomic.Int64 // counts the pages that took the run over
+	window     atomic.Int64 // in pages' budgets
+	planned    []int64      // bytes of the files before each slot
+	head, tail atomic.Pointer[part]
+	unlink     func()
+	// waiting is the slot the page's goroutine waits for (nil: none);
 	// wake wakes it (see waitReady).
-	waiting atomic.Int64
+	waiting atomic.Pointer[aheadSlot]
 	wake    chan struct{}
 }
 
-// isNextPage reports whether a was started before its page was asked for.
-func (a *scanAhead) isNextPage() bool { return a.asked != nil }
-
-// nextPageEarlyFiles bounds the files a next page scans before it is
-// asked for, and so the descriptors it holds open meanwhile (see confirm).
-const nextPageEarlyFiles = 4 * confine.BatchSize
-
 // aheadSlot is one file to scan ahead: with what budget, and, once ready
 // is set, its outcome. (The first starts at scanAhead.pos, the others at
-// their start.)
+// their start.) A slot left (a file a run leaves to its pages, or one a
+// page scans itself instead) is scanned by no goroutine. A run keeps each
+// file it reads open (held) until its page takes the outcome (confirm).
 type aheadSlot struct {
 	budget int64
 	ready  atomic.Bool
+	left   atomic.Bool
+	held   atomic.Pointer[confine.Reader]
 	res    fileScan
-	// readAsked: a next page's file opened before the page was asked
-	// for, and read and checked again after (see confirm).
-	readAsked bool
+	// kept: a run's file kept open once read (held until taken); gen:
+	// the page asked for when it was read (see scanAhead.holds); openGen:
+	// the page during whose call it was opened (-1: none).
+	kept         bool
+	gen, openGen int64
 }
 
 // textMatch is one match as the page adds it: its JSON and the bytes the
@@ -157,80 +158,34 @@ func (g *pageGuards) close() {
 	g.sg.Close()
 }
 
-// aheadBudgets plans the files a page scans ahead from first: the budget
-// each would be scanned with were every file before it read to its end
-// (none binary, none unreadable). first is scanned from pos with the
-// page's whole budget; each next file while that budget left is at least
-// maxTermLen, up to and including the file it ends in. A file before
-// which the page turns out to have another budget is scanned again by the
-// page, unless both budgets cover it whole.
-func aheadBudgets(files []scopedFile, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
-	if first >= len(files) || budget < int64(maxTermLen) {
-		return nil
-	}
-	// The first file is read to its end from where Scan starts reading.
-	// (A prediction only: a page that finds another budget left scans the
-	// file again.)
-	from := pos.ReadsFrom(maxTermLen)
-	left0 := budget - min(budget, max(0, files[first].id.Size-from))
-	// Each next file while the budget left is at least maxTermLen, up to
-	// the file it ends in: counted first, so that the plan is made once.
-	n, left := 1, left0
-	for _, sf := range files[first+1:] {
-		if left < int64(maxTermLen) {
-			break
-		}
-		n++
-		if left < sf.id.Size {
-			break // the file the budget ends in
-		}
-		left -= sf.id.Size
-	}
-	plan := make([]int64, 1, n)
-	plan[0], left = budget, left0
-	for _, sf := range files[first+1 : first+n] {
-		plan = append(plan, left)
-		left -= sf.id.Size
-	}
-	return plan
-}
-
-// fits reports whether file i's outcome scanned ahead is the one the page
-// would get scanning it with budget: the same budget, or budgets that both
-// cover the file whole.
-func (a *scanAhead) fits(i int, budget int64) bool {
-	s := &a.slots[i-a.first]
-	if s.budget == budget {
-		return true
-	}
-	size := a.files[i].id.Size
-	return i > a.first && s.budget >= size && budget >= size
-}
-
 // startAhead starts scanning ahead the n files from first, the first of
 // them from pos with the page's budget, on up to GOMAXPROCS goroutines
 // (raised for the page where SetSearchProcs allows it). It returns nil
 // when only one goroutine would scan: the page then scans on its own.
 func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards) *scanAhead {
-	return r.newAhead(ctx, s, files, first, pos, guards, aheadMaxWorkers, nil)
+	return r.newAhead(ctx, s, files, first, pos, guards, aheadMaxWorkers, false)
 }
 
-// newAhead is startAhead, or with scanned the scan of a page not yet asked
-// for (next_page.go): as many goroutines as scan a page then scan its
-// files from the first, the page's own joins them once the page is asked
-// for, one file is enough to start, and the last of them to stop calls
-// scanned. maxWorkers is aheadMaxWorkers, read by the caller.
-func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards, maxWorkers int, scanned func(*scanAhead)) *scanAhead {
-	nextPage := scanned != nil
-	plan := aheadBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
+// newAhead is startAhead, or with run the scan of a page not yet asked for
+// and of the pages after it (next_page.go): as many goroutines as scan a
+// page then scan its files from the first, the page's own joins them once
+// the page is asked for, and one file is enough to start. maxWorkers is
+// aheadMaxWorkers, read by the caller.
+func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards, maxWorkers int, run bool) *scanAhead {
+	var plan []int64
+	if run {
+		plan = runBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
+	} else {
+		plan = aheadBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
+	}
 	n := len(plan)
-	if n < 2 && !nextPage || n < 1 || maxWorkers < 2 {
+	if n < 2 && !run || n < 1 || maxWorkers < 2 {
 		return nil
 	}
 	release := raiseProcs()
 	procs := min(runtime.GOMAXPROCS(0), maxWorkers)
 	workers := min(procs, n)
-	if nextPage {
+	if run {
 		// The page's goroutine is busy answering, and then waits for the
 		// next request: procs goroutines scan meanwhile, and it joins
 		// them once the page is asked for.
@@ -241,28 +196,23 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 		return nil
 	}
 	a := &scanAhead{
-		r: r, files: files, first: first, slots: make([]aheadSlot, n), guards: guards,
+		r: r, files: files, first: first, pos: pos, slots: make([]aheadSlot, n), guards: guards,
 		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), maxTermLen: int64(s.m.MaxTermLen()),
-		release: release, scanned: scanned,
+		release: release, run: run, wake: make(chan struct{}, 1),
 	}
 	a.opens = newPageOpens(r, files[first:first+n])
-	if nextPage {
-		// The files it claims early, and the group opened ahead of them.
-		a.opens.earlyGroups = nextPageEarlyFiles/confine.BatchSize + 1
-	}
 	a.ctx, a.cancel = context.WithCancel(ctx)
-	a.waiting.Store(-1)
-	a.wake = make(chan struct{}, 1)
 	for i := range a.slots {
 		a.slots[i].budget = plan[i]
+		if plan[i] < 0 {
+			a.slots[i].left.Store(true)
+		}
 	}
-	a.pos = pos
-	if nextPage {
-		a.asked = make(chan struct{})
+	if run {
+		a.startRun()
 	} else {
 		a.next.Store(1) // the page scans its first file itself
 	}
-	a.running.Store(int32(workers - 1))
 	for range workers - 1 {
 		gopool.Go(func() {
 			sc := textscan.NewScanner(s.m)
@@ -272,48 +222,42 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 				nbio.Yield()
 			}
 			sc.Release()
-			if a.running.Add(-1) == 0 && a.scanned != nil {
-				a.scanned(a)
-			}
 		})
 	}
 	return a
 }
 
-// mayClaim reports whether a slot may be left to claim: false once every
-// slot is claimed. A next page not yet asked for that has claimed
-// nextPageEarlyFiles files first waits until it is asked for; false if it
-// is dropped meanwhile.
+// mayClaim reports whether a slot (or a run's part) may be left to claim:
+// false once every slot is claimed. A run whose next slot is past its gate
+// waits until its page moves on; false if it is dropped meanwhile.
 func (a *scanAhead) mayClaim() bool {
-	k := a.next.Load()
-	if k >= int64(len(a.slots)) {
+	ok := func() bool {
+		k := a.next.Load()
+		return k >= int64(len(a.slots)) || a.claimable(k) || a.partsWaiting()
+	}
+	if !ok() && !a.gate.wait(a.ctx, ok) {
 		return false
 	}
-	if !a.waitsAsked(k) {
-		return true
-	}
-	select {
-	case <-a.asked:
-		return true
-	case <-a.ctx.Done():
-		return false
-	}
+	return a.next.Load() < int64(len(a.slots)) || a.partsWaiting()
 }
 
-// waitsAsked reports whether slot k is past those a next page claims
-// before it is asked for, and it is not asked for yet.
-func (a *scanAhead) waitsAsked(k int64) bool {
-	return k >= nextPageEarlyFiles && a.isNextPage() && !a.wasAsked()
-}
-
-// wasAsked reports whether a next page has been asked for.
-func (a *scanAhead) wasAsked() bool { return isClosed(a.asked) }
-
-// takeOver hands a next page scanned ahead to the page that is asked for:
-// files opened from now on are the page's own.
-func (a *scanAhead) takeOver() {
-	a.opens.takeOver()
-	close(a.asked)
+// work scans a run's part no one has claimed, else claims the next slot
+// and scans its file with sc; false when every slot is claimed, or a run's
+// next slot is past its gate.
+func (a *scanAhead) work(sc *textscan.Scanner) bool {
+	if a.run && a.scanParts(sc) {
+		return true
+	}
+	for {
+		k := a.next.Load()
+		if k >= int64(len(a.slots)) || !a.claimable(k) {
+			return false
+		}
+		if a.next.CompareAndSwap(k, k+1) {
+			a.scan(sc, int(k))
+			return true
+		}
+	}
 }
 
 // stop ends the scanning ahead: no file is taken up any more, and a scan
@@ -326,158 +270,202 @@ func (a *scanAhead) stop() {
 		return
 	}
 	a.halt()
+	a.report()
+}
+
+// report tells aheadDone (tests) what the page that ends took, and starts
+// the count again for a page a run is handed on to.
+func (a *scanAhead) report() {
 	if aheadDone != nil {
 		aheadDone(a.taken, a.again)
 	}
+	a.taken, a.again = 0, 0
 }
 
-// halt is stop without the report: a next page no page took.
+// halt is stop without the report: a next page no page took. The files a
+// run holds are closed (one still being read is closed by its scanner).
 func (a *scanAhead) halt() {
 	a.cancel()
 	if a.unlink != nil {
 		a.unlink()
 	}
 	a.opens.close()
+	for k := range a.slots {
+		a.closeHeld(&a.slots[k])
+	}
+	a.dropParts()
 	a.release()
 }
 
 // has reports whether file i is scanned ahead.
 func (a *scanAhead) has(i int) bool { return a != nil && i >= a.first && i < a.first+len(a.slots) }
 
-// take returns the outcome of file i (has(i)), scanning files not yet
+// takeAt returns the outcome scanned ahead of the file the page at pos
+// reads next with budget left, scanning it (or files after it) itself
+// while it is not ready; nil when a has none that gives the page's scan of
+// the file (see plans), which the page then scans itself.
+func (a *scanAhead) takeAt(sc *textscan.Scanner, pos textCursor, budget int64) *fileScan {
+	if a == nil {
+		return nil
+	}
+	if p := a.partAt(pos, budget); p != nil {
+		a.leave(pos.File) // the slot scans the file whole: not this
+		return a.takePart(sc, p)
+	}
+	if !a.plans(pos, budget) {
+		if a.has(pos.File) {
+			a.leave(pos.File)
+			a.again++ // planned, but not as the page reads it
+		}
+		return nil
+	}
+	return a.take(sc, pos.File)
+}
+
+// take returns the outcome of file i (plans), scanning files not yet
 // claimed with sc while it is not ready. The page's first file is scanned
 // here unless a next page's goroutine took it up before, so a page that
 // ends in it waits for no other file.
 func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
 	s := &a.slots[i-a.first]
 	if i == a.first {
-		if !a.isNextPage() || a.next.CompareAndSwap(0, 1) {
+		if !a.run || a.next.CompareAndSwap(0, 1) {
 			a.scan(sc, 0)
 		} else {
-			a.waitReady(0)
+			a.waitReady(s)
 		}
-		return a.confirm(i)
+		return a.confirm(s, i)
 	}
 	for !s.ready.Load() {
 		if !a.work(sc) {
-			a.waitReady(i - a.first)
+			a.waitReady(s)
 			break
 		}
 	}
-	return a.confirm(i)
+	return a.confirm(s, i)
 }
 
-// waitReady waits until slot k is scanned. Only the page's goroutine
+// waitReady waits until slot s is scanned. Only the page's goroutine
 // waits (take), so one slot at most is waited for: its scanner, having
 // set ready, wakes the waiter if it sees it waiting for that slot; the
 // waiter checks ready again after saying what it waits for, so one of the
 // two sees the other. A wake-up left over from an earlier slot only makes
 // the loop look again.
-func (a *scanAhead) waitReady(k int) {
-	s := &a.slots[k]
+func (a *scanAhead) waitReady(s *aheadSlot) {
 	for !s.ready.Load() {
-		a.waiting.Store(int64(k))
+		a.waiting.Store(s)
 		if s.ready.Load() {
 			break
 		}
 		<-a.wake
 	}
-	a.waiting.Store(-1)
+	a.waiting.Store(nil)
 }
 
-// markReady marks slot k scanned, waking the page's goroutine if it waits
-// for it.
-func (a *scanAhead) markReady(k int) {
-	a.slots[k].ready.Store(true)
-	if a.waiting.Load() == int64(k) {
+// markReady marks slot s scanned, waking the page's goroutine if it waits
+// for it. A run's slot left meanwhile, or a run stopped, has its file
+// closed.
+func (a *scanAhead) markReady(s *aheadSlot) {
+	s.ready.Store(true)
+	if a.waiting.Load() == s {
 		select {
 		case a.wake <- struct{}{}:
 		default: // a wake-up is pending already
 		}
 	}
+	if a.run && (s.left.Load() || a.ctx.Err() != nil) {
+		a.closeHeld(s)
+	}
 }
 
-// confirm returns file i's outcome once ready. A file a next page opened
-// before it was asked for was checked against the inventory then, before
-// this call: its identity is checked again now, on the descriptor it was
-// read through, so a change since (even one no watch reports, such as a
-// write through a hard link made after the walk) fails the page as a
-// page that opened the file now would. A file read after the page was
-// asked for had that check after its read, during this call, and needs no
-// other. Such an outcome without a descriptor (a file that could not be
-// opened), or refused as written while it was read, is scanned again.
-func (a *scanAhead) confirm(i int) *fileScan {
-	s := &a.slots[i-a.first]
+// confirm returns the outcome of slot s, file i's, once ready. A run's file
+// read during the call of the page that takes it had the identity check
+// after its read then, as any file; one read during another page's call,
+// and not kept, is scanned again. A file kept open (read before its page
+// was asked for) has its identity checked again now, on that descriptor,
+// so a change since it was opened (even one no watch reports, such as a
+// write through a hard link made after the walk) fails the page as a page
+// that opened the file now would. That check stands in for the one after
+// the read, which such a file does not get: it compares the same
+// descriptor with the same inventory identity, later. Such an outcome
+// without a descriptor (a file that could not be opened), or refused as
+// written while it was read, is scanned again.
+func (a *scanAhead) confirm(s *aheadSlot, i int) *fileScan {
 	res := &s.res
-	if !a.isNextPage() || !a.opens.isEarly(i-a.first) {
+	if !a.run {
 		return res
 	}
-	if !s.readAsked {
-		f := a.opens.unhold(i - a.first)
-		if f == nil {
-			if res.err == nil {
-				return &fileScan{again: true}
-			}
-			return res
+	if !s.kept {
+		gen := a.gen.Load()
+		if s.gen != gen || s.openGen != gen && errors.Is(res.err, errChangedWhileReading) {
+			// Read during another call; or opened before this one and
+			// changed since (the page scanning it again tells whether
+			// the cursor still holds).
+			return &fileScan{again: true}
 		}
-		id, err := f.Identity()
-		a.opens.closer.Close(f)
-		if err != nil || id != a.files[i].id {
-			return &fileScan{err: errMoved}
+		return res
+	}
+	f := s.held.Swap(nil)
+	if f == nil {
+		if res.err == nil {
+			return &fileScan{again: true}
 		}
+		return res
+	}
+	id, err := f.Identity()
+	a.opens.closer.Close(f)
+	if err != nil || id != a.files[i].id {
+		return &fileScan{err: errMoved}
 	}
 	if errors.Is(res.err, errChangedWhileReading) {
-		// Written while read, or since it was opened before this call
-		// (the check after the read found it changed), and as the
-		// inventory has it now: the page reads it as it is now.
+		// Written while read, and as the inventory has it now: the page
+		// reads it as it is now.
 		return &fileScan{again: true}
 	}
 	return res
 }
 
-// work claims the next slot and scans its file with sc; false when every
-// slot is claimed, or a next page not yet asked for has claimed
-// nextPageEarlyFiles.
-func (a *scanAhead) work(sc *textscan.Scanner) bool {
-	for {
-		k := a.next.Load()
-		if k >= int64(len(a.slots)) || a.waitsAsked(k) {
-			return false
-		}
-		if a.next.CompareAndSwap(k, k+1) {
-			a.scan(sc, int(k))
-			return true
-		}
-	}
-}
-
-// startOf returns where slot k's file is scanned from.
-func (a *scanAhead) startOf(k int) textscan.Position {
-	if k == 0 {
-		return a.pos
-	}
-	return textscan.Position{}
-}
-
-// scan scans slot k's file with sc and marks it ready.
+// scan scans slot k's file with sc and marks it ready; a slot left is not
+// scanned, its file closed.
 func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	s := &a.slots[k]
-	defer a.markReady(k)
+	op := a.opens.take(k)
+	if s.left.Load() {
+		if op.R != nil {
+			a.opens.closer.Close(op.R)
+		}
+		s.res = fileScan{again: true}
+	} else {
+		start := textscan.Position{}
+		if k == 0 {
+			start = a.pos
+		}
+		if a.run {
+			s.kept, s.gen = a.holds(k)
+			s.openGen = a.opens.openedIn(k)
+		}
+		a.scanInto(sc, s, a.first+k, op, start)
+	}
+	a.markReady(s)
+}
+
+// scanInto scans file i, opened as op tells, from start with s's budget
+// into s. A run's file is kept open in s if s.kept (see confirm).
+func (a *scanAhead) scanInto(sc *textscan.Scanner, s *aheadSlot, i int, op confine.Opened, start textscan.Position) {
 	if err := a.ctx.Err(); err != nil {
-		s.res.err = err
+		if op.R != nil {
+			a.opens.closer.Close(op.R)
+		}
+		s.res = fileScan{err: err}
 		return
 	}
-	sf := a.files[a.first+k]
+	sf := a.files[i]
 	var items []textMatch
 	cost := 0
-	op := a.opens.take(k)
-	keep := a.isNextPage() && a.opens.isEarly(k) // known once its group opened
-	// Asked for before the read: its checks after it are this call's.
-	asked := keep && a.wasAsked()
-	if asked && aheadReadAsked != nil {
-		aheadReadAsked(sf.path)
+	if a.run && aheadRead != nil {
+		aheadRead(sf.path)
 	}
-	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, keep, keep && !asked, a.startOf(k), s.budget, func(mt textscan.Match) bool {
+	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, s.kept, s.kept, start, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself
@@ -488,40 +476,33 @@ func (a *scanAhead) scan(sc *textscan.Scanner, k int) {
 	s.res.items = items
 	if f := s.res.held; f != nil {
 		s.res.held = nil
-		if asked {
-			// Opened as the inventory has it (scanOpened holds no
-			// other), read and checked after the page was asked for.
-			a.opens.closer.Close(f)
-			s.readAsked = true
-			return
-		}
-		if !a.opens.hold(k, f) {
-			a.opens.closer.Close(f)
-			s.res = fileScan{err: errPageEnded}
-		}
+		s.held.Store(f)
 	}
 }
 
-// takesAsIs reports whether a page with budget left and fit so far takes
-// file i's outcome res as scanned ahead: no error, nothing to scan again,
-// scanned with the budget the page has (fits), none of its matches
-// refused and all of them fitting on the page. searchText scans a file
-// whose outcome it does not take so itself; predictEnd stops there.
-func (a *scanAhead) takesAsIs(i int, res *fileScan, budget int64, fit *fitter) bool {
-	return res.err == nil && !res.again && !res.stopped && a.fits(i, budget) && fitsAll(fit, a.limit, res.items)
-}
-
-// fitsAll reports whether items all fit on the page f holds with limit
-// items at most, as adding them one by one would find.
-func fitsAll(f *fitter, limit int, items []textMatch) bool {
-	if len(f.items)+len(items) > limit {
+// leave marks file i's slot, if a has it, as one the page scans itself;
+// a run closes the file now if it was scanned, or once it is. It reports
+// whether the slot was planned to be taken (not left already).
+func (a *scanAhead) leave(i int) bool {
+	if !a.has(i) {
 		return false
 	}
-	used := f.used
-	for _, it := range items {
-		if used += itemCost(it.b); used > f.ceiling {
-			return false
-		}
+	return a.leaveSlot(&a.slots[i-a.first])
+}
+
+func (a *scanAhead) leaveSlot(s *aheadSlot) bool {
+	if s.left.Swap(true) {
+		return false
+	}
+	if s.ready.Load() {
+		a.closeHeld(s)
 	}
 	return true
+}
+
+// closeHeld closes the file a run holds for slot s, if any.
+func (a *scanAhead) closeHeld(s *aheadSlot) {
+	if f := s.held.Swap(nil); f != nil {
+		a.opens.closer.Close(f)
+	}
 }

@@ -305,7 +305,6 @@ func TestWaitReady(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 2000
 			a := &scanAhead{slots: make([]aheadSlot, n), wake: make(chan struct{}, 1)}
-			a.waiting.Store(-1)
 			order := tc.order(n)
 			// Two scanners, each marking every other slot of the order.
 			for w := range 2 {
@@ -316,12 +315,12 @@ func TestWaitReady(t *testing.T) {
 						if k%7 == 0 {
 							runtime.Gosched()
 						}
-						a.markReady(k)
+						a.markReady(&a.slots[k])
 					}
 				}()
 			}
 			for k := range n {
-				a.waitReady(k)
+				a.waitReady(&a.slots[k])
 				if got := a.slots[k].res.scanned; got != int64(k)+1 {
 					t.Fatalf("slot %d: outcome %d, want %d", k, got, k+1)
 				}

@@ -122,8 +122,13 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 		guards = &pageGuards{sg: r.dir.NewScanGuard()}
 		ahead = r.startAhead(ctx, s, files, pos.File, pos.position(), guards)
 	}
-	defer guards.close()
-	defer ahead.stop() // before the guards close
+	handedOn := false
+	defer func() {
+		if !handedOn {
+			ahead.stop() // before the guards close
+			guards.close()
+		}
+	}()
 	budget := r.lim.MaxScanBytes
 	maxTermLen := int64(s.m.MaxTermLen())
 	for pos.File < len(files) && budget >= maxTermLen {
@@ -138,29 +143,25 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 			it := textMatchOf(sf.path, mt)
 			return fit.add(it.b, it.hashed)
 		}
-		var res *fileScan
-		if ahead.has(pos.File) {
-			res = ahead.take(sc, pos.File)
-			if res.pending.Check() {
-				res = &fileScan{err: errChangedWhileReading}
-			}
-			if res.again || res.err == nil && !ahead.takesAsIs(pos.File, res, budget, fit) {
-				// Scanned with another budget than the page has left,
-				// or its matches do not all fit: scan it again here,
-				// as the page would have, stopping at the first match
-				// that does not fit.
-				again := r.scanFile(sc, guards, sf, pos.position(), budget, emit)
-				res = &again
-				ahead.again++
-			} else if res.err == nil {
-				for _, it := range res.items {
-					fit.add(it.b, it.hashed)
-				}
-				ahead.taken++
-			}
-		} else {
+		res := ahead.takeAt(sc, pos, budget)
+		switch {
+		case res == nil:
+			scanned := r.scanFile(sc, guards, sf, pos.position(), budget, emit)
+			res = &scanned
+		case res.pending.Check():
+			res = &fileScan{err: errChangedWhileReading}
+		case res.again || res.err == nil && !ahead.takesAsIs(res, fit):
+			// Written while it was read ahead, or its matches do not
+			// all fit: scan it again here, as the page would have,
+			// stopping at the first match that does not fit.
 			again := r.scanFile(sc, guards, sf, pos.position(), budget, emit)
 			res = &again
+			ahead.again++
+		case res.err == nil:
+			for _, it := range res.items {
+				fit.add(it.b, it.hashed)
+			}
+			ahead.taken++
 		}
 		if errors.Is(res.err, errMoved) {
 			// The file is not the one the scope's inventory holds: under
@@ -191,7 +192,9 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 			return nil, err
 		}
 		nextTok = &tok
-		r.startNextPage(s, inv, tok, pos)
+		if handedOn = r.carryNextPage(s, inv, tok, pos, ahead, guards); !handedOn {
+			r.startNextPage(s, inv, tok, pos)
+		}
 	}
 	return &pageResult{fitter: fit, next: nextTok}, nil
 }
