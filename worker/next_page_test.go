@@ -347,13 +347,14 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 			var hookErr error
 			hooked := false
 			if tt.betweenOpenAndRead {
-				aheadRead = func(path string) {
+				hook := func(path string) {
 					if path == target && armed.Load() && !hooked {
 						hooked = true
 						hookErr = writeThroughMapping(filepath.Join(dir, target))
 					}
 				}
-				defer func() { aheadRead = nil }()
+				aheadRead.Store(&hook)
+				defer aheadRead.Store(nil)
 			}
 			args := searchArgs{Query: json.RawMessage(`"needle"`)}
 			p, err := r.searchText(context.Background(), args)

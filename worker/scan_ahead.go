@@ -48,8 +48,9 @@ var aheadMaxWorkers = 4
 var aheadDone func(taken, again int)
 
 // aheadRead, when set (tests), is called with the path of each file the
-// scan of a next page has opened and is about to read.
-var aheadRead func(path string)
+// scan of a next page has opened and is about to read. (Atomic: the
+// goroutines of a run may outlive the test that set it.)
+var aheadRead atomic.Pointer[func(path string)]
 
 // scanAhead is one page's files being scanned ahead, or a run: the
 // files of a next page and of the pages after it (next_page.go).
@@ -462,8 +463,8 @@ func (a *scanAhead) scanInto(sc *textscan.Scanner, s *aheadSlot, i int, op confi
 	sf := a.files[i]
 	var items []textMatch
 	cost := 0
-	if a.run && aheadRead != nil {
-		aheadRead(sf.path)
+	if hook := aheadRead.Load(); a.run && hook != nil {
+		(*hook)(sf.path)
 	}
 	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, s.kept, s.kept, start, s.budget, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
