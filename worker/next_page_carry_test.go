@@ -80,12 +80,7 @@ func TestNextPageCarried(t *testing.T) {
 			}
 			want, _, _, _, wantErr := third(1)
 			got, carried, taken, again, err := third(2)
-			if fmt.Sprint(err) != fmt.Sprint(wantErr) || tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
-				t.Fatalf("third page's error %v, alone %v, want %q", err, wantErr, tc.err)
-			}
-			if !slices.Equal(got.items, want.items) || got.next != want.next || got.hash != want.hash {
-				t.Fatalf("third page differs from the one scanned alone:\n got %v\nwant %v", got, want)
-			}
+			sameAsAlone(t, "third", got, want, err, wantErr, tc.err)
 			if !carried {
 				t.Fatal("the second page did not hand its scan on")
 			}

@@ -137,12 +137,7 @@ func TestNextPage(t *testing.T) {
 			}
 			want, _, _, wantErr := second(1)
 			got, found, taken, err := second(2)
-			if fmt.Sprint(err) != fmt.Sprint(wantErr) || tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
-				t.Fatalf("second page's error %v, alone %v, want %q", err, wantErr, tc.err)
-			}
-			if !slices.Equal(got.items, want.items) || got.next != want.next || got.hash != want.hash {
-				t.Fatalf("second page differs from the one scanned alone:\n got %v\nwant %v", got, want)
-			}
+			sameAsAlone(t, "second", got, want, err, wantErr, tc.err)
 			if taken != tc.taken {
 				t.Fatalf("next page taken over: %v (one kept then: %v), want %v", taken, found, tc.taken)
 			}
@@ -152,6 +147,19 @@ func TestNextPage(t *testing.T) {
 				t.Fatalf("the page took %d outcomes scanned ahead and scanned %d files again, want some and none", outcomes, again)
 			}
 		})
+	}
+}
+
+// sameAsAlone fails the test unless the page (the which page of a
+// search) and its error are those of the page scanned alone, and its
+// error is one containing wantErr (none if "").
+func sameAsAlone(t *testing.T, which string, got, alone pageRecord, err, aloneErr error, wantErr string) {
+	t.Helper()
+	if fmt.Sprint(err) != fmt.Sprint(aloneErr) || wantErr == "" && err != nil || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)) {
+		t.Fatalf("%s page's error %v, alone %v, want %q", which, err, aloneErr, wantErr)
+	}
+	if !slices.Equal(got.items, alone.items) || got.next != alone.next || got.hash != alone.hash {
+		t.Fatalf("%s page differs from the one scanned alone:\n got %v\nwant %v", which, got, alone)
 	}
 }
 
