@@ -71,10 +71,10 @@ func plainFDs(t testing.TB, pid int) int {
 
 // TestSearchTextPagesAheadSame pages through a tree with two workers, one
 // with GOMAXPROCS=1 (which scans every page's files one after the other,
-// when asked) and one as launched (which scans next pages, and the pages
-// after them, before they are asked for), pausing between pages so that
-// pages are scanned ahead: every page, items and content_hash, is the
-// same.
+// when asked) and one as launched (whose scan of a next page, started
+// before it is asked for, carries on through the pages after it), pausing
+// between pages so that pages are scanned ahead: every page, items and
+// content_hash, is the same.
 func TestSearchTextPagesAheadSame(t *testing.T) {
 	files := map[string]string{}
 	for i := range 90 {
@@ -104,7 +104,7 @@ func TestSearchTextPagesAheadSame(t *testing.T) {
 				return got
 			}
 			args = map[string]any{"query": "needle", "limit": 3, "cursor": *r.page.NextCursor}
-			time.Sleep(30 * time.Millisecond) // the next page, and the page after it, are scanned
+			time.Sleep(30 * time.Millisecond) // the next pages are scanned ahead
 		}
 		t.Fatal("no last page after 1000")
 		return nil

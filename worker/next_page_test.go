@@ -43,9 +43,9 @@ func TestNextPage(t *testing.T) {
 			},
 		},
 		{
-			// The cursor is used twice: the page after it has begun the
-			// scan of the one after that, which the second use must
-			// not take.
+			// The cursor is used twice: the page after it has handed
+			// the scan on to the one after that, which the second use
+			// must not take.
 			name: "the same cursor again",
 			between: func(t *testing.T, _ string, r *Root, args searchArgs) {
 				if _, err := r.searchText(context.Background(), args); err != nil {
