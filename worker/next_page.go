@@ -234,15 +234,6 @@ func (a *scanAhead) carriesOn(pos textCursor) bool {
 	if a == nil || !a.run || a.ctx.Err() != nil || !a.has(pos.File) {
 		return false
 	}
-	end := a.first + len(a.slots)
-	if end == len(a.files) {
-		return true
-	}
-	var planned int64
-	for _, sf := range a.files[pos.File:end] {
-		if planned += sf.id.Size; planned >= a.r.lim.MaxScanBytes {
-			return true
-		}
-	}
-	return false
+	k := pos.File - a.first
+	return a.first+len(a.slots) == len(a.files) || a.planned[len(a.slots)]-a.planned[k] >= a.r.lim.MaxScanBytes
 }

@@ -140,21 +140,19 @@ func (a *scanAhead) planPage(pos textCursor, from textscan.Position) {
 	if i >= end {
 		return
 	}
-	budget, mt := a.r.lim.MaxScanBytes, a.maxTermLen
-	size := a.files[i].id.Size
-	if (from != textscan.Position{} || size > budget) && (i != a.first || from != a.pos) {
+	budget := a.r.lim.MaxScanBytes
+	if (from != textscan.Position{} || a.files[i].id.Size > budget) && (i != a.first || from != a.pos) {
 		a.head.Store(&part{file: i, from: from, s: aheadSlot{budget: budget}})
 	}
-	left := budget - min(budget, max(0, size-from.ReadsFrom(int(mt))))
-	for i++; i < end && left >= mt; i++ {
-		size := a.files[i].id.Size
-		if left < size {
-			a.tail.Store(&part{file: i, s: aheadSlot{budget: left}})
-			break
-		}
-		left -= size
+	// The page's plan, as a page scanning ahead from pos makes it: its
+	// last file is the tail when the budget ends inside it.
+	plan := aheadBudgets(a.files[:end], i, from, budget, int(a.maxTermLen))
+	last := i + max(len(plan), 1) - 1
+	if len(plan) > 1 && plan[len(plan)-1] < a.files[last].id.Size {
+		a.tail.Store(&part{file: last, s: aheadSlot{budget: plan[len(plan)-1]}})
+		last-- // the page ends inside the tail
 	}
-	a.gate.end.Store(int64(i - a.first))
+	a.gate.end.Store(int64(last + 1 - a.first))
 }
 
 // partAt returns the part the page at pos with budget left takes, or nil.

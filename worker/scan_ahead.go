@@ -482,23 +482,18 @@ func (a *scanAhead) scanInto(sc *textscan.Scanner, s *aheadSlot, i int, op confi
 }
 
 // leave marks file i's slot, if a has it, as one the page scans itself;
-// a run closes the file now if it was scanned, or once it is. It reports
-// whether the slot was planned to be taken (not left already).
-func (a *scanAhead) leave(i int) bool {
-	if !a.has(i) {
-		return false
+// a run closes the file now if it was scanned, or once it is.
+func (a *scanAhead) leave(i int) {
+	if a.has(i) {
+		a.leaveSlot(&a.slots[i-a.first])
 	}
-	return a.leaveSlot(&a.slots[i-a.first])
 }
 
-func (a *scanAhead) leaveSlot(s *aheadSlot) bool {
-	if s.left.Swap(true) {
-		return false
-	}
-	if s.ready.Load() {
+// leaveSlot is leave for slot s (or a part's).
+func (a *scanAhead) leaveSlot(s *aheadSlot) {
+	if !s.left.Swap(true) && s.ready.Load() {
 		a.closeHeld(s)
 	}
-	return true
 }
 
 // closeHeld closes the file a run holds for slot s, if any.
