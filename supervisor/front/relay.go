@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsmcp/fsmcp/supervisor/relay"
+	"github.com/fsmcp/fsmcp/worker/gopool"
 	"github.com/fsmcp/fsmcp/worker/jsonl"
 	"github.com/fsmcp/fsmcp/worker/jsonstr"
 	"github.com/fsmcp/fsmcp/worker/profile"
@@ -132,14 +133,21 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	// full socket must not stop the input); the answer is queued for the
 	// writer, never written from the relay's reading goroutine, which
 	// also reads the worker's probe answers.
-	go rl.Go(ctx, "tools/call", params, func(resp *jsonrpc.Response, err error) {
-		out := s.relayAnswer(ctx, rt.root, timeout, resp, err)
-		cancel()
-		out.ID = req.ID
-		c.answers <- relayedAnswer{out: out, root: root}
+	callPool.Go(func() {
+		rl.Go(ctx, "tools/call", params, func(resp *jsonrpc.Response, err error) {
+			out := s.relayAnswer(ctx, rt.root, timeout, resp, err)
+			cancel()
+			out.ID = req.ID
+			c.answers <- relayedAnswer{out: out, root: root}
+		})
 	})
 	return true
 }
+
+// callPool runs the goroutines that send relayed calls. They are kept once
+// done, with the stacks they grew, so a call does not start a goroutine
+// and grow its stack by copying.
+var callPool = gopool.New(8)
 
 // relayedAnswer is the answer to a relayed call, queued for the host.
 type relayedAnswer struct {
