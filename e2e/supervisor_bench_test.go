@@ -2,9 +2,9 @@ package e2e
 
 // Supervisor benchmarks, each against the worker alone in the same loop:
 //
-//	BenchmarkSupervisorHop              1-chunk read_text_file calls via the supervisor  x-worker, x-bare-relay
+//	BenchmarkSupervisorHop              1-chunk read_text_file calls via the supervisor  x-worker, x-bare-relay, x-c-relay
 //	BenchmarkSupervisorStartup/roots=N  spawn to tools/list answered, N roots            x-worker
-//	BenchmarkSupervisorSearchText/T     whole-tree search_text via the supervisor        x-worker, x-rg, x-bare-relay
+//	BenchmarkSupervisorSearchText/T     whole-tree search_text via the supervisor        x-worker, x-rg, x-bare-relay, x-c-relay
 //
 // N is 1, 8 and 32 (1 and 8 under -short).
 
@@ -27,8 +27,10 @@ import (
 // many, alternating which batch goes first. A third batch goes to the
 // worker behind barerelay, a process that only copies bytes both ways: its
 // cost over the worker alone (bare-relay-x-worker) is what any process in
-// the path costs on the machine, the floor of the supervisor's hop, and
-// x-bare-relay is the supervisor against that floor.
+// the path written in Go costs on the machine, the floor of the
+// supervisor's hop, and x-bare-relay is the supervisor against that floor.
+// A fourth goes through testdata/copyrelay.c, the same relay in C, built
+// with cc: c-relay-x-worker is the floor of any process in the path.
 func BenchmarkSupervisorHop(b *testing.B) {
 	bins := buildSupervisorBins(b)
 	file, dir := exampleManifest(b, "reader-writer.yaml", "workspace", "outbox")
@@ -37,13 +39,16 @@ func BenchmarkSupervisorHop(b *testing.B) {
 	workerArgs := []string{"--root", filepath.Join(dir, "workspace"), "--include", "**", "--tools", "read", "--name", "reader"}
 	alone := connectWorkerAlone(b, bins.worker, workerArgs...)
 	bare := connectWorkerAlone(b, bins.bareRelay, append([]string{bins.worker}, workerArgs...)...)
+	cRelay := connectWorkerAlone(b, copyRelayBin(b), append([]string{bins.worker}, workerArgs...)...)
 	args := map[string]any{"path": "page.txt"}
 	n := benchRoundTrips()
 	viaSupervisor := benchRepeat(n, func() { benchCall(b, sup.session, "reader_read_text_file", args) })
 	workerAlone := benchRepeat(n, func() { benchCall(b, alone, "read_text_file", args) })
 	viaBareRelay := benchRepeat(n, func() { benchCall(b, bare, "read_text_file", args) })
+	viaCRelay := benchRepeat(n, func() { benchCall(b, cRelay, "read_text_file", args) })
 	workerAlone()
 	viaBareRelay()
+	viaCRelay()
 	viaSupervisor()
 	// The supervisor's CPU time (all its threads) in the calls through it.
 	var c benchClock
@@ -57,11 +62,13 @@ func BenchmarkSupervisorHop(b *testing.B) {
 	for i := range b.N {
 		turns(i, func() { c.reference(b, "worker", workerAlone) },
 			measured,
-			func() { c.reference(b, "bare-relay", viaBareRelay) })
+			func() { c.reference(b, "bare-relay", viaBareRelay) },
+			func() { c.reference(b, "c-relay", viaCRelay) })
 	}
 	c.report(b)
 	c.perOp(b, n, "ns/call")
 	c.reportRatio(b, "bare-relay", "worker")
+	c.reportRatio(b, "c-relay", "worker")
 	b.ReportMetric(float64(supCPU.Nanoseconds())/float64(b.N)/float64(n), "supervisor-cpu-ns/call")
 }
 
@@ -164,7 +171,8 @@ func benchRootsManifest(b *testing.B, n int) (dir, file string, tools int) {
 // against the same worker binary on stdio alone on the same tree in the
 // same loop (x-worker), against the worker behind barerelay (x-bare-relay;
 // bare-relay-x-rg is what a process in the path that only copies bytes
-// comes to), the three taking turns at going first, and against rg -F
+// comes to) and behind testdata/copyrelay.c (x-c-relay, c-relay-x-rg: the
+// same in C), the four taking turns at going first, and against rg -F
 // (x-rg). The workers keep their inventories between searches. Trees:
 // 10k files of ~1 KiB, and (not under -short) the 206 MB tree of
 // BenchmarkSearchText200MB.
@@ -191,6 +199,7 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 	workerArgs := append([]string{"--root", t.root, "--include", "**", "--tools", "read", "--name", "tree"}, benchFlags(lim)...)
 	alone := connectWorkerAlone(b, bins.worker, workerArgs...)
 	bare := connectWorkerAlone(b, bins.bareRelay, append([]string{bins.worker}, workerArgs...)...)
+	cRelay := connectWorkerAlone(b, copyRelayBin(b), append([]string{bins.worker}, workerArgs...)...)
 	search := func(cs *mcp.ClientSession, tool string) func() {
 		return func() {
 			matches, _ := benchFollow(b, cs, tool, map[string]any{"query": benchNeedle})
@@ -200,9 +209,11 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 		}
 	}
 	viaSupervisor, workerAlone, viaBareRelay := search(sup.session, "tree_search_text"), search(alone, "search_text"), search(bare, "search_text")
+	viaCRelay := search(cRelay, "search_text")
 	viaSupervisor()
 	workerAlone()
 	viaBareRelay()
+	viaCRelay()
 	rg := benchTool(b, "rg")
 	b.SetBytes(t.bytes)
 	// The CPU time (all threads) of the supervisor, of the worker it
@@ -222,13 +233,15 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 	for i := range b.N {
 		turns(i, func() { c.reference(b, "worker", workerAlone) },
 			measured,
-			func() { c.reference(b, "bare-relay", viaBareRelay) })
+			func() { c.reference(b, "bare-relay", viaBareRelay) },
+			func() { c.reference(b, "c-relay", viaCRelay) })
 		if rg != "" {
 			c.reference(b, "rg", func() { benchRipgrep(b, rg, benchNeedle, t.root) })
 		}
 	}
 	c.report(b)
 	c.reportRatio(b, "bare-relay", "rg")
+	c.reportRatio(b, "c-relay", "rg")
 	n := float64(b.N)
 	b.ReportMetric(float64(supCPU.Nanoseconds())/n, "supervisor-cpu-ns/op")
 	b.ReportMetric(float64(workerCPU.Nanoseconds())/n, "worker-cpu-ns/op")

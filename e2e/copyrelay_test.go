@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	copyRelayOnce sync.Once
+	copyRelayPath string
+	copyRelayErr  error
+)
+
+// copyRelayBin builds testdata/copyrelay.c, the copy-only relay in C, once
+// per test process, with the C compiler $CC names (cc by default). Without
+// one the benchmark fails with the command that would build it: the
+// reference is part of the figure, never left out.
+func copyRelayBin(t testing.TB) string {
+	t.Helper()
+	copyRelayOnce.Do(func() {
+		dir, err := os.MkdirTemp(filepath.Dir(workerBin), "copyrelay-")
+		if err != nil {
+			copyRelayErr = err
+			return
+		}
+		cc := os.Getenv("CC")
+		if cc == "" {
+			cc = "cc"
+		}
+		out := filepath.Join(dir, "copyrelay")
+		args := []string{"-O2", "-pthread", "-o", out, filepath.Join("testdata", "copyrelay.c")}
+		if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+			copyRelayErr = &commandError{cmd: append([]string{cc}, args...), err: err, out: string(b)}
+			return
+		}
+		copyRelayPath = out
+	})
+	if copyRelayErr != nil {
+		t.Fatal(copyRelayErr)
+	}
+	return copyRelayPath
+}
+
+// commandError is a command that failed, as it was run (so it can be run
+// again by hand), with its output.
+type commandError struct {
+	cmd []string
+	err error
+	out string
+}
+
+func (e *commandError) Error() string {
+	return strings.Join(e.cmd, " ") + " (in e2e/): " + e.err.Error() + "\n" + e.out
+}
