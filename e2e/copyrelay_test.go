@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -34,7 +33,7 @@ func copyRelayBin(t testing.TB) string {
 		out := filepath.Join(dir, "copyrelay")
 		args := []string{"-O2", "-pthread", "-o", out, filepath.Join("testdata", "copyrelay.c")}
 		if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-			copyRelayErr = &commandError{cmd: append([]string{cc}, args...), err: err, out: string(b)}
+			copyRelayErr = &commandError{cmd: append([]string{cc}, args...), dir: "e2e", err: err, out: string(b)}
 			return
 		}
 		copyRelayPath = out
@@ -43,16 +42,4 @@ func copyRelayBin(t testing.TB) string {
 		t.Fatal(copyRelayErr)
 	}
 	return copyRelayPath
-}
-
-// commandError is a command that failed, as it was run (so it can be run
-// again by hand), with its output.
-type commandError struct {
-	cmd []string
-	err error
-	out string
-}
-
-func (e *commandError) Error() string {
-	return strings.Join(e.cmd, " ") + " (in e2e/): " + e.err.Error() + "\n" + e.out
 }

@@ -62,7 +62,7 @@ func buildSupervisorBins(t testing.TB) supBins {
 		cmd := exec.Command("go", append(args, pkgs...)...)
 		cmd.Dir = ".."
 		if out, err := cmd.CombinedOutput(); err != nil {
-			supBinsErr = &buildError{pkgs: pkgs, out: string(out)}
+			supBinsErr = &commandError{cmd: cmd.Args, dir: ".", err: err, out: string(out)}
 			return
 		}
 		supBinsVal = supBins{
@@ -79,13 +79,18 @@ func buildSupervisorBins(t testing.TB) supBins {
 	return supBinsVal
 }
 
-type buildError struct {
-	pkgs []string
-	out  string
+// commandError is a set-up command that failed, as it was run and where
+// (dir, from the module root), so it can be run again by hand, with its
+// output.
+type commandError struct {
+	cmd []string
+	dir string
+	err error
+	out string
 }
 
-func (e *buildError) Error() string {
-	return "go build " + strings.Join(e.pkgs, " ") + ": " + e.out
+func (e *commandError) Error() string {
+	return strings.Join(e.cmd, " ") + " (in " + e.dir + "): " + e.err.Error() + "\n" + e.out
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
