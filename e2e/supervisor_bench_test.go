@@ -38,8 +38,9 @@ func BenchmarkSupervisorHop(b *testing.B) {
 	sup := startSupervisor(b, file, bins.worker)
 	workerArgs := []string{"--root", filepath.Join(dir, "workspace"), "--include", "**", "--tools", "read", "--name", "reader"}
 	alone := connectWorkerAlone(b, bins.worker, workerArgs...)
-	bare := connectWorkerAlone(b, bins.bareRelay, append([]string{bins.worker}, workerArgs...)...)
-	cRelay := connectWorkerAlone(b, copyRelayBin(b), append([]string{bins.worker}, workerArgs...)...)
+	relayed := append([]string{bins.worker}, workerArgs...) // the relays' arguments
+	bare := connectWorkerAlone(b, bins.bareRelay, relayed...)
+	cRelay := connectWorkerAlone(b, copyRelayBin(b), relayed...)
 	args := map[string]any{"path": "page.txt"}
 	n := benchRoundTrips()
 	viaSupervisor := benchRepeat(n, func() { benchCall(b, sup.session, "reader_read_text_file", args) })
@@ -198,8 +199,9 @@ func benchSupervisorSearchText(b *testing.B, t *benchTreeInfo) {
 	sup := startSupervisor(b, manifest, bins.worker)
 	workerArgs := append([]string{"--root", t.root, "--include", "**", "--tools", "read", "--name", "tree"}, benchFlags(lim)...)
 	alone := connectWorkerAlone(b, bins.worker, workerArgs...)
-	bare := connectWorkerAlone(b, bins.bareRelay, append([]string{bins.worker}, workerArgs...)...)
-	cRelay := connectWorkerAlone(b, copyRelayBin(b), append([]string{bins.worker}, workerArgs...)...)
+	relayed := append([]string{bins.worker}, workerArgs...) // the relays' arguments
+	bare := connectWorkerAlone(b, bins.bareRelay, relayed...)
+	cRelay := connectWorkerAlone(b, copyRelayBin(b), relayed...)
 	search := func(cs *mcp.ClientSession, tool string) func() {
 		return func() {
 			matches, _ := benchFollow(b, cs, tool, map[string]any{"query": benchNeedle})
