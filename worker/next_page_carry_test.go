@@ -277,3 +277,67 @@ func TestRunBudgets(t *testing.T) {
 		})
 	}
 }
+
+// TestNextPageMostlyBinary pages through a tree laid out like
+// /usr/share/doc: in each package folder a compressed changelog (binary)
+// and a license text, one in five of which holds the term. A binary file
+// uses none of a page's byte budget, so a page reaches far past the file
+// its budget predicts it ends in, and past the scan's window: every page
+// is still answered, within its call's deadline, and the pages are those
+// scanned alone.
+func TestNextPageMostlyBinary(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 1200 {
+		d := filepath.Join(dir, fmt.Sprintf("pkg%04d", i))
+		text := strings.Repeat("some license text here and there\n", 100+i*37%300)
+		if i%5 == 0 {
+			text += "copyright 2020\n"
+		}
+		changelog := "\x1f\x8b\x00" + strings.Repeat("zzzzzzzzzzzzzz\n", 300+i*53%500)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, body := range map[string]string{"copyright": text, "changelog.Debian.gz": changelog} {
+			if err := os.WriteFile(filepath.Join(d, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pages := func(workers int, pause time.Duration) []pageRecord {
+		pagingAhead(t, time.Second)
+		aheadMaxWorkers = workers
+		r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: DefaultLimits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		args := searchArgs{Query: json.RawMessage(`"copyright"`)}
+		var recs []pageRecord
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			p, err := r.searchText(ctx, args)
+			cancel()
+			if err != nil {
+				t.Fatalf("%d goroutines, page %d: %v", workers, len(recs)+1, err)
+			}
+			recs = append(recs, positionRecord(t, p))
+			if p.next == nil {
+				return recs
+			}
+			args.Cursor, _ = json.Marshal(*p.next)
+			time.Sleep(pause)
+		}
+	}
+	want := pages(1, 0)
+	if len(want) < 3 {
+		t.Fatalf("%d pages; the tree should give several", len(want))
+	}
+	for _, pause := range []time.Duration{0, 5 * time.Millisecond} {
+		got := pages(2, pause)
+		if !slices.EqualFunc(got, want, func(a, b pageRecord) bool {
+			return slices.Equal(a.items, b.items) && a.next == b.next && a.hash == b.hash
+		}) {
+			t.Fatalf("pause %v: pages differ from those scanned alone:\n got %v\nwant %v", pause, got, want)
+		}
+	}
+}

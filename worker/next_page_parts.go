@@ -73,15 +73,16 @@ func (a *scanAhead) startRun() {
 }
 
 // claimable reports whether slot k may be claimed now: for a run, one
-// inside its window past the start of its page, or past its predicted end
-// once the page is asked for (its files are then read during its call).
+// inside its window past the start of its page, or, once the page is
+// asked for, past its predicted end or the slot it needs, whichever is
+// further (its files are then read during its call).
 func (a *scanAhead) claimable(k int64) bool {
 	if !a.run {
 		return true
 	}
 	base := a.gate.start.Load()
 	if a.asked.Load() {
-		base = max(base, a.gate.end.Load())
+		base = max(base, a.gate.end.Load(), a.need.Load())
 	}
 	w := a.window.Load()
 	if k >= base+min(w*nextPageEarlyFiles, runMaxWindowFiles) {
@@ -173,8 +174,8 @@ func (a *scanAhead) partAt(pos textCursor, budget int64) *part {
 func (a *scanAhead) takePart(sc *textscan.Scanner, p *part) *fileScan {
 	if p.claimed.CompareAndSwap(false, true) {
 		a.scanPart(sc, p)
-	} else {
-		a.waitReady(&p.s)
+	} else if !a.waitReady(&p.s) {
+		return &fileScan{err: a.ctx.Err()}
 	}
 	return a.confirm(&p.s, p.file)
 }

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 // ends are closed by close, or by the goroutine still opening their group
 // then.
 type pageOpens struct {
+	ctx    context.Context // the page's (or run's): take waits no longer
 	r      *Root
 	files  []scopedFile // the page's planned files, first to last
 	groups []groupOpen
@@ -52,11 +54,11 @@ var groupOpening func(g int)
 // errPageEnded is take's answer once the page has ended.
 var errPageEnded = errors.New("the page has ended")
 
-func newPageOpens(r *Root, files []scopedFile) *pageOpens {
+func newPageOpens(ctx context.Context, r *Root, files []scopedFile) *pageOpens {
 	n := len(files)
 	groups := (n + confine.BatchSize - 1) / confine.BatchSize
 	return &pageOpens{
-		r: r, files: files, groups: newGroupOpens(groups), out: make([]confine.Opened, n),
+		ctx: ctx, r: r, files: files, groups: newGroupOpens(groups), out: make([]confine.Opened, n),
 		taken: make([]bool, n), opened: make([]bool, groups), closer: r.dir.NewCloser(),
 	}
 }
@@ -74,7 +76,9 @@ func (o *pageOpens) openedIn(k int) int64 {
 
 // take returns file k's open, opening its group first if no one has; the
 // caller owns the Reader. A file taken twice, or after the page ended,
-// gets errPageEnded.
+// gets errPageEnded; one whose group another goroutine is still opening
+// when the context ends gets the context's error (an open on a filesystem
+// that stopped answering must not hold the page past its call).
 func (o *pageOpens) take(k int) confine.Opened {
 	g := k / confine.BatchSize
 	if k%confine.BatchSize == 0 {
@@ -87,7 +91,11 @@ func (o *pageOpens) take(k int) confine.Opened {
 		// meanwhile, rather than wait idle.
 		o.openAhead(g, true)
 	}
-	<-o.groups[g].done
+	select {
+	case <-o.groups[g].done:
+	case <-o.ctx.Done():
+		return confine.Opened{Err: o.ctx.Err()}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.stopped || o.taken[k] {

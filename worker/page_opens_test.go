@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestPageOpensSideBySide(t *testing.T) {
 		files = append(files, scopedFile{path: name})
 	}
 	r := smallPageRoot(t, dir)
-	o := newPageOpens(r, files)
+	o := newPageOpens(context.Background(), r, files)
 	defer o.close()
 
 	began := make(chan int, 8)

@@ -90,6 +90,8 @@ type scanAhead struct {
 	// wake wakes it (see waitReady).
 	waiting atomic.Pointer[aheadSlot]
 	wake    chan struct{}
+	// need is the furthest slot the page asked for has needed (see reach).
+	need atomic.Int64
 }
 
 // aheadSlot is one file to scan ahead: with what budget, and, once ready
@@ -201,8 +203,8 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), maxTermLen: int64(s.m.MaxTermLen()),
 		release: release, run: run, wake: make(chan struct{}, 1),
 	}
-	a.opens = newPageOpens(r, files[first:first+n])
 	a.ctx, a.cancel = context.WithCancel(ctx)
+	a.opens = newPageOpens(a.ctx, r, files[first:first+n])
 	for i := range a.slots {
 		a.slots[i].budget = plan[i]
 		if plan[i] < 0 {
@@ -326,41 +328,64 @@ func (a *scanAhead) takeAt(sc *textscan.Scanner, pos textCursor, budget int64) *
 // take returns the outcome of file i (plans), scanning files not yet
 // claimed with sc while it is not ready. The page's first file is scanned
 // here unless a next page's goroutine took it up before, so a page that
-// ends in it waits for no other file.
+// ends in it waits for no other file. If the call ends first, the outcome
+// is its context's error.
 func (a *scanAhead) take(sc *textscan.Scanner, i int) *fileScan {
 	s := &a.slots[i-a.first]
 	if i == a.first {
 		if !a.run || a.next.CompareAndSwap(0, 1) {
 			a.scan(sc, 0)
-		} else {
-			a.waitReady(s)
+		} else if !a.waitReady(s) {
+			return &fileScan{err: a.ctx.Err()}
 		}
 		return a.confirm(s, i)
 	}
+	a.reach(int64(i - a.first))
 	for !s.ready.Load() {
 		if !a.work(sc) {
-			a.waitReady(s)
+			if !a.waitReady(s) {
+				return &fileScan{err: a.ctx.Err()}
+			}
 			break
 		}
 	}
 	return a.confirm(s, i)
 }
 
-// waitReady waits until slot s is scanned. Only the page's goroutine
-// waits (take), so one slot at most is waited for: its scanner, having
-// set ready, wakes the waiter if it sees it waiting for that slot; the
-// waiter checks ready again after saying what it waits for, so one of the
-// two sees the other. A wake-up left over from an earlier slot only makes
-// the loop look again.
-func (a *scanAhead) waitReady(s *aheadSlot) {
+// reach records that the page asked for needs slot k. A page can go far
+// past the file its byte budget predicted it ends in (binary and
+// unreadable files use none of the budget), so a run's gate is measured
+// from the slot the page needs too: otherwise that slot is past the gate,
+// no goroutine claims it, and the page waits for it forever.
+func (a *scanAhead) reach(k int64) {
+	if a.run && k > a.need.Load() {
+		a.need.Store(k)
+		a.gate.kick()
+	}
+}
+
+// waitReady waits until slot s is scanned, and reports whether it was;
+// false when the scan's context ended first (the call cancelled or past
+// its deadline), in which case s must not be read. Only the page's
+// goroutine waits (take), so one slot at most is waited for: its scanner,
+// having set ready, wakes the waiter if it sees it waiting for that slot;
+// the waiter checks ready again after saying what it waits for, so one of
+// the two sees the other. A wake-up left over from an earlier slot only
+// makes the loop look again.
+func (a *scanAhead) waitReady(s *aheadSlot) bool {
+	defer a.waiting.Store(nil)
 	for !s.ready.Load() {
 		a.waiting.Store(s)
 		if s.ready.Load() {
 			break
 		}
-		<-a.wake
+		select {
+		case <-a.wake:
+		case <-a.ctx.Done():
+			return s.ready.Load()
+		}
 	}
-	a.waiting.Store(nil)
+	return true
 }
 
 // markReady marks slot s scanned, waking the page's goroutine if it waits

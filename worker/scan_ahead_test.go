@@ -304,7 +304,7 @@ func TestWaitReady(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 2000
-			a := &scanAhead{slots: make([]aheadSlot, n), wake: make(chan struct{}, 1)}
+			a := &scanAhead{ctx: context.Background(), slots: make([]aheadSlot, n), wake: make(chan struct{}, 1)}
 			order := tc.order(n)
 			// Two scanners, each marking every other slot of the order.
 			for w := range 2 {
@@ -320,12 +320,25 @@ func TestWaitReady(t *testing.T) {
 				}()
 			}
 			for k := range n {
-				a.waitReady(&a.slots[k])
+				if !a.waitReady(&a.slots[k]) {
+					t.Fatalf("slot %d: not ready", k)
+				}
 				if got := a.slots[k].res.scanned; got != int64(k)+1 {
 					t.Fatalf("slot %d: outcome %d, want %d", k, got, k+1)
 				}
 			}
 		})
+	}
+}
+
+// TestWaitReadyEnds: a wait for a slot no goroutine scans ends when the
+// scan's context does, and reports that the slot is not ready.
+func TestWaitReadyEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &scanAhead{ctx: ctx, slots: make([]aheadSlot, 1), wake: make(chan struct{}, 1)}
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if a.waitReady(&a.slots[0]) {
+		t.Fatal("waitReady reported a slot ready that no one scanned")
 	}
 }
 

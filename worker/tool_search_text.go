@@ -237,7 +237,7 @@ func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFil
 		closer = ahead.closer
 	}
 	f, id, err := op.R, op.ID, op.Err
-	if errors.Is(err, errPageEnded) {
+	if errors.Is(err, errPageEnded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fileScan{err: err}
 	}
 	if errors.Is(err, confine.ErrPermission) {
