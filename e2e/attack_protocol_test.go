@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/internal/jsonl"
 )
 
 // protoTarget is a process fed raw JSON-RPC lines: the worker alone, or

@@ -15,8 +15,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fsmcp/fsmcp/internal/profile"
 	fsworker "github.com/fsmcp/fsmcp/worker"
-	"github.com/fsmcp/fsmcp/worker/profile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

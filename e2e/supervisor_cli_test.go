@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	fsworker "github.com/fsmcp/fsmcp/worker"
+	fsversion "github.com/fsmcp/fsmcp/internal/version"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.yaml.in/yaml/v3"
 )
@@ -463,9 +463,9 @@ func TestVersionStamp(t *testing.T) {
 	for _, s := range info.Settings {
 		settings[s.Key] = s.Value
 	}
-	want := fsworker.Release + "+devel"
+	want := fsversion.Release + "+devel"
 	if rev := settings["vcs.revision"]; rev != "" {
-		want = fsworker.Release + "+" + rev[:min(len(rev), 12)]
+		want = fsversion.Release + "+" + rev[:min(len(rev), 12)]
 		if settings["vcs.modified"] == "true" {
 			want += ".dirty"
 		}
@@ -484,6 +484,22 @@ func TestVersionStamp(t *testing.T) {
 		}
 		if rev := settings["vcs.revision"]; rev != strings.TrimSpace(string(head)) {
 			t.Errorf("a build in a git checkout recorded revision %q, want HEAD %s", rev, head)
+		}
+	}
+}
+
+// TestSupervisorImportsNoWorker: the supervisor is built from internal/ and
+// its own packages, never from worker/, so none of the worker's engine
+// (confinement, watches, io_uring) is linked into it or set up when it
+// starts.
+func TestSupervisorImportsNoWorker(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../cmd/fsmcp-supervisor").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ../cmd/fsmcp-supervisor: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "github.com/fsmcp/fsmcp/worker" || strings.HasPrefix(pkg, "github.com/fsmcp/fsmcp/worker/") {
+			t.Errorf("fsmcp-supervisor depends on %s", pkg)
 		}
 	}
 }

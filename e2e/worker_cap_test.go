@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/internal/jsonl"
 )
 
 // TestWorkerCapStuckReads: with 64 calls stuck on reads that never return

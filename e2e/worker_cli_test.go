@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	fsworker "github.com/fsmcp/fsmcp/worker"
+	fsversion "github.com/fsmcp/fsmcp/internal/version"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -182,8 +182,8 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Fatalf("--version: exit %d stdout %q stderr %q, want the bare version", code, version, stderr)
 	}
 	// A test build is a checkout build, not a release: the revision follows.
-	if release := strings.TrimSpace(version); !strings.HasPrefix(release, fsworker.Release+"+") {
-		t.Errorf("--version %q, want %s+<revision> for a build from a checkout", release, fsworker.Release)
+	if release := strings.TrimSpace(version); !strings.HasPrefix(release, fsversion.Release+"+") {
+		t.Errorf("--version %q, want %s+<revision> for a build from a checkout", release, fsversion.Release)
 	}
 	for _, tt := range []struct {
 		args []string

@@ -18,11 +18,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/oklog/run"
 
+	"github.com/fsmcp/fsmcp/internal/jsonl"
+	"github.com/fsmcp/fsmcp/internal/version"
 	"github.com/fsmcp/fsmcp/supervisor/front"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/supervisor/rootproc"
-	"github.com/fsmcp/fsmcp/worker"
-	"github.com/fsmcp/fsmcp/worker/jsonl"
 )
 
 // DefaultGrace is how long calls in flight may take to finish at shutdown.
@@ -96,12 +96,12 @@ func Run(ctx context.Context, o Options) error {
 	for i, p := range procs {
 		roots[i] = p
 	}
-	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: worker.Version()}, roots, o.Grace)
+	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: version.String()}, roots, o.Grace)
 	if err != nil {
 		stopAll(procs)
 		return &ConfigError{Err: err}
 	}
-	o.Logger.Info("serving", "manifest", o.Manifest, "roots", len(procs), "version", worker.Version())
+	o.Logger.Info("serving", "manifest", o.Manifest, "roots", len(procs), "version", version.String())
 
 	var g run.Group
 	{
@@ -194,7 +194,7 @@ func startAll(ctx context.Context, m *manifest.Manifest, o Options, lookup func(
 			}
 		}
 		procs[i] = rootproc.New(rootproc.Config{
-			Root: r, WorkerBin: o.WorkerBin, Env: env, Version: worker.Version(),
+			Root: r, WorkerBin: o.WorkerBin, Env: env, Version: version.String(),
 			Stderr: NewPrefixWriter(o.Stderr, r.Name+": "), Logger: rootLogger(o.Logger, r.Name),
 		})
 		go func(p *rootproc.Proc) { errs <- p.Start(ctx) }(procs[i])

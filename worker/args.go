@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/fsmcp/fsmcp/internal/jsonstr"
 	"github.com/fsmcp/fsmcp/worker/cursor"
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
 )
 
 // argSchema is what argument decoding needs of a tool's input schema: the

@@ -12,50 +12,20 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/fsmcp/fsmcp/internal/limits"
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/glob"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
-// Limits are a root's budgets and walk ceilings. Zero MaxFileBytes means no
-// size cap, zero MaxDepth that no directory below the root is walked; every
-// other field must be positive. All-zero Limits mean DefaultLimits.
-type Limits struct {
-	MaxFiles           int64 // files one traversal may select
-	MaxDirectories     int64 // directories one traversal may enter
-	MaxDepth           int64 // deepest directory nesting walked; 0: the root may hold no directory
-	MaxEntries         int64 // directory entries one traversal may read
-	MaxScanBytes       int64 // source bytes scanned per search_text page (and per start_line seek)
-	MaxFileBytes       int64 // files larger than this are not served; 0 = no cap
-	MaxReadBytes       int64 // source bytes considered per read page
-	MaxResultBytes     int64 // ceiling on the complete decoded tool result
-	MaxWriteBytes      int64 // largest write_text_file payload
-	MaxCursorHashBytes int64 // uncached bytes hashed per deterministic call
-}
+// Limits are a root's budgets and walk ceilings (package limits holds
+// their defaults and ranges); Config takes them.
+type Limits = limits.Limits
 
 // DefaultLimits are the limits a root gets unless told otherwise.
-var DefaultLimits = Limits{
-	MaxFiles:           50000,
-	MaxDirectories:     50000,
-	MaxDepth:           64,
-	MaxEntries:         1000000,
-	MaxScanBytes:       4194304,
-	MaxReadBytes:       16384,
-	MaxResultBytes:     48000,
-	MaxWriteBytes:      65536,
-	MaxCursorHashBytes: 16777216,
-}
-
-// Bounds of the limits that have them.
-const (
-	MinScanBytes   = 16384
-	MinReadBytes   = 4
-	MaxReadBytes   = 1048576
-	MinResultBytes = 48000
-	MaxResultBytes = 1048576
-)
+var DefaultLimits = limits.Default
 
 // Config describes one root.
 type Config struct {
@@ -112,62 +82,6 @@ func (r *Root) Close() error {
 // Deterministic reports whether cursors use a stable key and content digests.
 func (r *Root) Deterministic() bool { return r.cfg.CursorKey != nil }
 
-// limitBounds are the accepted ranges of the limits, by option; a zero max
-// means no upper bound.
-var limitBounds = map[string]struct{ min, max int64 }{
-	"--max-files":             {1, 0},
-	"--max-directories":       {1, 0},
-	"--max-depth":             {0, 0},
-	"--max-entries":           {1, 0},
-	"--max-scan-bytes":        {MinScanBytes, 0},
-	"--max-file-bytes":        {0, 0},
-	"--max-read-bytes":        {MinReadBytes, MaxReadBytes},
-	"--max-result-bytes":      {MinResultBytes, MaxResultBytes},
-	"--max-write-bytes":       {1, 0},
-	"--max-cursor-hash-bytes": {1, 0},
-}
-
-// CheckLimit reports whether v is in the range of the limit set by flag
-// (such as --max-depth), with the startup text the worker would print. A
-// manifest checks its limits with it, so a root it accepts starts.
-func CheckLimit(flag string, v int64) error {
-	b, ok := limitBounds[flag]
-	switch {
-	case !ok:
-		return configErrorf("unknown option %s", flag)
-	case v < b.min || (b.max > 0 && v > b.max):
-		if b.max > 0 {
-			return configErrorf("limits are not valid: %s must be between %d and %d, got %d", flag, b.min, b.max, v)
-		}
-		return configErrorf("limits are not valid: %s must be at least %d, got %d", flag, b.min, v)
-	}
-	return nil
-}
-
-func (l Limits) validate() error {
-	checks := []struct {
-		flag string
-		v    int64
-	}{
-		{"--max-files", l.MaxFiles},
-		{"--max-directories", l.MaxDirectories},
-		{"--max-depth", l.MaxDepth},
-		{"--max-entries", l.MaxEntries},
-		{"--max-scan-bytes", l.MaxScanBytes},
-		{"--max-file-bytes", l.MaxFileBytes},
-		{"--max-read-bytes", l.MaxReadBytes},
-		{"--max-result-bytes", l.MaxResultBytes},
-		{"--max-write-bytes", l.MaxWriteBytes},
-		{"--max-cursor-hash-bytes", l.MaxCursorHashBytes},
-	}
-	for _, c := range checks {
-		if err := CheckLimit(c.flag, c.v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Check validates what cfg says without touching the filesystem: the root
 // and include are given, the limits are in range, the name and tool mask
 // are usable. Open runs it first; a command line may run it early to
@@ -184,8 +98,8 @@ func (cfg *Config) Check() error {
 	if lim == (Limits{}) {
 		lim = DefaultLimits
 	}
-	if err := lim.validate(); err != nil {
-		return err
+	if err := lim.Validate(); err != nil {
+		return &ConfigError{Msg: err.Error()}
 	}
 	if cfg.Name != "" && !namePattern.MatchString(cfg.Name) {
 		return configErrorf("--name %q must match [a-z][a-z0-9-]{0,31}", cfg.Name)

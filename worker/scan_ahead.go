@@ -7,9 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fsmcp/fsmcp/internal/gopool"
+	"github.com/fsmcp/fsmcp/internal/nbio"
 	"github.com/fsmcp/fsmcp/worker/confine"
-	"github.com/fsmcp/fsmcp/worker/gopool"
-	"github.com/fsmcp/fsmcp/worker/nbio"
 	"github.com/fsmcp/fsmcp/worker/textscan"
 )
 

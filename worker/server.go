@@ -3,10 +3,11 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"github.com/fsmcp/fsmcp/internal/version"
 	"strconv"
 
-	"github.com/fsmcp/fsmcp/worker/profile"
-	"github.com/fsmcp/fsmcp/worker/toolset"
+	"github.com/fsmcp/fsmcp/internal/profile"
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,7 +22,7 @@ type ServerOptions struct {
 // root's mask, the 2026-07-28 profile, and nothing else. Its tools are
 // served on the profile's direct path too (profile.Run).
 func NewServer(r *Root, o *ServerOptions) *profile.Server {
-	impl := &mcp.Implementation{Name: "fsmcp-worker", Version: Version()}
+	impl := &mcp.Implementation{Name: "fsmcp-worker", Version: version.String()}
 	if o != nil && o.Implementation != nil {
 		impl = o.Implementation
 	}

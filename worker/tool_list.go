@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/relpath"
 	"github.com/fsmcp/fsmcp/worker/textscan"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
 // Page sizes of the listing and search tools: a larger limit is clamped.

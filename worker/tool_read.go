@@ -13,10 +13,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/relpath"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
 // chunkBytes is the largest piece of source text in one read item.

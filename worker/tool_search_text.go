@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/textscan"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
 type textItem struct {

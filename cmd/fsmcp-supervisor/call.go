@@ -17,9 +17,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fsmcp/fsmcp/internal/version"
 	"github.com/fsmcp/fsmcp/supervisor"
 	"github.com/fsmcp/fsmcp/supervisor/hostentry"
-	"github.com/fsmcp/fsmcp/worker"
 )
 
 // maxPages bounds call --all: a traversal that keeps issuing cursors past
@@ -54,7 +54,7 @@ func startSession(ctx context.Context, manifestFile, workerFlag string, stderr i
 	}
 	cmd := exec.Command(self, "--manifest", manifestFile, "--worker", bin)
 	cmd.Stderr = stderr
-	s.cs, err = mcp.NewClient(&mcp.Implementation{Name: "fsmcp-supervisor-cli", Version: worker.Version()}, nil).
+	s.cs, err = mcp.NewClient(&mcp.Implementation{Name: "fsmcp-supervisor-cli", Version: version.String()}, nil).
 		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		s.cleanup()

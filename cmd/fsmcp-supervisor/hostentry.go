@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsmcp/fsmcp/internal/version"
 	"github.com/fsmcp/fsmcp/supervisor"
 	"github.com/fsmcp/fsmcp/supervisor/hostentry"
-	"github.com/fsmcp/fsmcp/worker"
 )
 
 var entryNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
@@ -66,7 +66,7 @@ func hostEntry(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, fmt.Errorf("%s: cannot read manifest: %v", *manifestFile, errors.Unwrap(err)))
 	}
-	launch := hostentry.Launch{Name: *name, Command: self, Args: launchArgs, Worker: bin, Revision: hostentry.Revision(data, worker.Version())}
+	launch := hostentry.Launch{Name: *name, Command: self, Args: launchArgs, Worker: bin, Revision: hostentry.Revision(data, version.String())}
 	doc, err := hostentry.Build(m, launch, *format, *perRoot)
 	if err != nil {
 		return usageError(stderr, err)

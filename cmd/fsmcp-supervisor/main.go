@@ -20,10 +20,10 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/fsmcp/fsmcp/internal/nbio"
+	"github.com/fsmcp/fsmcp/internal/version"
 	"github.com/fsmcp/fsmcp/supervisor"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
-	"github.com/fsmcp/fsmcp/worker"
-	"github.com/fsmcp/fsmcp/worker/nbio"
 )
 
 const exitUsage = 64
@@ -97,13 +97,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	workerBin := fl.String("worker", "", "")
 	grace := fl.Duration("grace", supervisor.DefaultGrace, "")
 	logLevel := fl.String("log-level", supervisor.DefaultLogLevel.String(), "")
-	version := fl.Bool("version", false, "")
+	showVersion := fl.Bool("version", false, "")
 	const short = "usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]"
 	if code, done := parseFlags(fl, args, short, stdout, stderr); done {
 		return code
 	}
-	if *version {
-		fmt.Fprintf(stdout, "fsmcp-supervisor %s\n", worker.Version())
+	if *showVersion {
+		fmt.Fprintf(stdout, "fsmcp-supervisor %s\n", version.String())
 		return 0
 	}
 	if *manifestFile == "" || fl.NArg() > 0 {

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker"
 	"github.com/fsmcp/fsmcp/worker/cursor"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
 // maxInteger is the largest value an integer option takes: 2^53-1, the

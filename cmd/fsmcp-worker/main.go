@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fsmcp/fsmcp/internal/version"
 	"io"
 	"os"
 	"os/signal"
@@ -16,12 +17,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsmcp/fsmcp/internal/jsonl"
+	"github.com/fsmcp/fsmcp/internal/nbio"
+	"github.com/fsmcp/fsmcp/internal/profile"
+	"github.com/fsmcp/fsmcp/internal/wire"
 	"github.com/fsmcp/fsmcp/worker"
 	"github.com/fsmcp/fsmcp/worker/heapfloor"
-	"github.com/fsmcp/fsmcp/worker/jsonl"
-	"github.com/fsmcp/fsmcp/worker/nbio"
-	"github.com/fsmcp/fsmcp/worker/profile"
-	"github.com/fsmcp/fsmcp/worker/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -77,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if o.version {
-		fmt.Fprintln(stdout, worker.Version())
+		fmt.Fprintln(stdout, version.String())
 		return 0
 	}
 	if err := o.cfg.Check(); err != nil {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsmcp/fsmcp/worker/profile"
+	"github.com/fsmcp/fsmcp/internal/profile"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

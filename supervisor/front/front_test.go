@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsmcp/fsmcp/worker/profile"
+	"github.com/fsmcp/fsmcp/internal/profile"
 )
 
 // root is a front.Root backed by a real MCP server over in-memory

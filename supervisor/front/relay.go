@@ -12,12 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fsmcp/fsmcp/internal/gopool"
+	"github.com/fsmcp/fsmcp/internal/jsonl"
+	"github.com/fsmcp/fsmcp/internal/jsonstr"
+	"github.com/fsmcp/fsmcp/internal/profile"
+	"github.com/fsmcp/fsmcp/internal/wire"
 	"github.com/fsmcp/fsmcp/supervisor/relay"
-	"github.com/fsmcp/fsmcp/worker/gopool"
-	"github.com/fsmcp/fsmcp/worker/jsonl"
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
-	"github.com/fsmcp/fsmcp/worker/profile"
-	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
 // RelayRoot is a Root that can also take calls through a relay. The front

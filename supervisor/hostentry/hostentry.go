@@ -18,8 +18,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
 // Formats are the accepted --format values.

@@ -5,9 +5,9 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/supervisor/front"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
-	"github.com/fsmcp/fsmcp/worker"
 )
 
 // Bounds PtcRunner's loader checks (see PtcRunner's host-config schema).
@@ -143,7 +143,7 @@ func ptcInstall(roots []manifest.Root, revision, command string, args []string, 
 		}
 		// The manifest holds max_result_bytes to the worker's range, whose
 		// top (1048576) is also PtcRunner's.
-		ceiling := worker.DefaultLimits.MaxResultBytes
+		ceiling := limits.Default.MaxResultBytes
 		if v, ok := r.Limits["max_result_bytes"]; ok {
 			ceiling = v
 		}

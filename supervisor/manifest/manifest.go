@@ -19,8 +19,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/fsmcp/fsmcp/worker"
-	"github.com/fsmcp/fsmcp/worker/toolset"
+	"github.com/fsmcp/fsmcp/internal/limits"
+	"github.com/fsmcp/fsmcp/internal/toolset"
 )
 
 // Version is the only manifest version understood.
@@ -338,7 +338,7 @@ func parseLimits(file string, i int, n *yaml.Node) (map[string]int64, Errors) {
 			errs = append(errs, &Error{File: file, Line: v.Line, Field: f, Msg: fmt.Sprintf("%q is not a whole number", v.Value)})
 			continue
 		}
-		if err := worker.CheckLimit(Flag(k.Value), x); err != nil {
+		if err := limits.Check(Flag(k.Value), x); err != nil {
 			msg, _ := strings.CutPrefix(err.Error(), "limits are not valid: ")
 			errs = append(errs, &Error{File: file, Line: v.Line, Field: f, Msg: msg})
 			continue

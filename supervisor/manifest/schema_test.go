@@ -11,7 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/fsmcp/fsmcp/worker/toolset"
+	"github.com/fsmcp/fsmcp/internal/toolset"
 )
 
 // loadSchema reads the published manifest schema.

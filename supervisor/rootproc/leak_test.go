@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
 // buildWorker builds the real fsmcp-worker for this test.

@@ -25,11 +25,11 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fsmcp/fsmcp/internal/jsonl"
+	"github.com/fsmcp/fsmcp/internal/nbio"
+	"github.com/fsmcp/fsmcp/internal/wire"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 	"github.com/fsmcp/fsmcp/supervisor/relay"
-	"github.com/fsmcp/fsmcp/worker/jsonl"
-	"github.com/fsmcp/fsmcp/worker/nbio"
-	"github.com/fsmcp/fsmcp/worker/wire"
 )
 
 // Restart policy.

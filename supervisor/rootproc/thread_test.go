@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
-	"github.com/fsmcp/fsmcp/worker/toolset"
 )
 
 // TestWorkersOutliveForkingThreads: a worker's parent-death signal fires

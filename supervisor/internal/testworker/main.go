@@ -17,9 +17,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsmcp/fsmcp/worker/profile"
-	"github.com/fsmcp/fsmcp/worker/toolset"
-	"github.com/fsmcp/fsmcp/worker/wire"
+	"github.com/fsmcp/fsmcp/internal/profile"
+	"github.com/fsmcp/fsmcp/internal/toolset"
+	"github.com/fsmcp/fsmcp/internal/wire"
 )
 
 type multi []string

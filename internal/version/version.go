@@ -1,4 +1,6 @@
-package worker
+// Package version is the version both binaries report: the release this
+// source tree is, with the build's VCS revision where it is not that release.
+package version
 
 import (
 	"runtime/debug"
@@ -10,7 +12,7 @@ import (
 // "v" + Release.
 const Release = "0.2.0"
 
-// Version is the version both binaries report (--version, serverInfo): the
+// String is the version both binaries report (--version, serverInfo): the
 // bare Release for a release build, else Release with the build's VCS
 // revision appended as semver build metadata ("0.2.0+0123456789ab", with
 // ".dirty" for uncommitted changes).
@@ -19,7 +21,7 @@ const Release = "0.2.0"
 // "v"+Release: `go install github.com/fsmcp/fsmcp/cmd/...@v0.2.0`. Any other
 // build (a checkout, a pseudo-version, a tag that does not match Release)
 // is not, and says so.
-func Version() string {
+func String() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return Release + "+unknown"

@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
+	"github.com/fsmcp/fsmcp/internal/jsonstr"
 )
 
 // metaProtocolVersion is the _meta key by which a 2026-07-28 request names

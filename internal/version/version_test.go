@@ -1,4 +1,4 @@
-package worker
+package version
 
 import (
 	"os"
@@ -37,7 +37,7 @@ func TestBuildVersion(t *testing.T) {
 // TestReleaseMatchesChangelog: the newest version section of CHANGELOG.md
 // names Release, so the two are bumped together.
 func TestReleaseMatchesChangelog(t *testing.T) {
-	b, err := os.ReadFile("../CHANGELOG.md")
+	b, err := os.ReadFile("../../CHANGELOG.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestReleaseMatchesChangelog(t *testing.T) {
 		t.Fatal("CHANGELOG.md has no ## [X.Y.Z] section")
 	}
 	if string(m[1]) != Release {
-		t.Errorf("CHANGELOG.md's newest section is %s, worker.Release is %s", m[1], Release)
+		t.Errorf("CHANGELOG.md's newest section is %s, version.Release is %s", m[1], Release)
 	}
 	if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(Release) {
 		t.Errorf("Release %q is not a bare X.Y.Z version", Release)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
+	"github.com/fsmcp/fsmcp/internal/jsonstr"
 )
 
 // textResult is a tool result of one text content and structured content

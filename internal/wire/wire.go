@@ -19,9 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 
-	"github.com/fsmcp/fsmcp/worker/jsonl"
-	"github.com/fsmcp/fsmcp/worker/nbio"
-	"github.com/fsmcp/fsmcp/worker/profile"
+	"github.com/fsmcp/fsmcp/internal/jsonl"
+	"github.com/fsmcp/fsmcp/internal/nbio"
+	"github.com/fsmcp/fsmcp/internal/profile"
 )
 
 // PluginName is the key of the one plugin in the plugin set.

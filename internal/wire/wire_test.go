@@ -15,9 +15,9 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsmcp/fsmcp/worker/jsonl"
-	"github.com/fsmcp/fsmcp/worker/profile"
-	"github.com/fsmcp/fsmcp/worker/wire"
+	"github.com/fsmcp/fsmcp/internal/jsonl"
+	"github.com/fsmcp/fsmcp/internal/profile"
+	"github.com/fsmcp/fsmcp/internal/wire"
 )
 
 // Run by go-plugin with the cookie, the test binary serves an echo tool as

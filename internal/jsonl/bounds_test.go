@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsmcp/fsmcp/worker/profile"
+	"github.com/fsmcp/fsmcp/internal/profile"
 )
 
 // These tests run a real server on the transport and speak raw lines to it.

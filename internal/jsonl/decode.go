@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
+	"github.com/fsmcp/fsmcp/internal/jsonstr"
 )
 
 // wireMessage is the decode form of any JSON-RPC message. Method is raw so

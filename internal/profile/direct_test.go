@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmcp/fsmcp/worker/jsonl"
+	"github.com/fsmcp/fsmcp/internal/jsonl"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

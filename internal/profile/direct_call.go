@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/fsmcp/fsmcp/worker/jsonstr"
+	"github.com/fsmcp/fsmcp/internal/jsonstr"
 )
 
 // directCall is a tools/call the direct path can take: the tool, its

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsmcp/fsmcp/worker/gopool"
+	"github.com/fsmcp/fsmcp/internal/gopool"
 )
 
 // The direct path. For each tools/call the SDK decodes the params and their

@@ -7,8 +7,8 @@ import (
 	"io"
 	"sync"
 
-	"github.com/fsmcp/fsmcp/worker/jsonl"
-	"github.com/fsmcp/fsmcp/worker/profile"
+	"github.com/fsmcp/fsmcp/internal/jsonl"
+	"github.com/fsmcp/fsmcp/internal/profile"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -36,7 +36,7 @@ var serviceDesc = grpc.ServiceDesc{
 		ServerStreams: true,
 		ClientStreams: true,
 	}},
-	Metadata: "fsmcp/worker/wire",
+	Metadata: "fsmcp/internal/wire",
 }
 
 type sessionService struct {
