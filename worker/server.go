@@ -42,15 +42,16 @@ type toolDef struct {
 
 var privateMeta = mcp.Meta{"io.modelcontextprotocol/cacheScope": "private"}
 
-// annotations are the contract's hints: every tool works on the root alone;
+// annotations are the contract's four hints and nothing else (the title is
+// the tool's own, not repeated here): every tool works on the root alone;
 // the read tools change nothing, the write tool replaces a file (the same
 // call twice leaves the same file).
-func annotations(title string, write bool) *mcp.ToolAnnotations {
+func annotations(write bool) *mcp.ToolAnnotations {
 	f, t := false, true
 	if write {
-		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: true, OpenWorldHint: &f}
+		return &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: &t, IdempotentHint: true, OpenWorldHint: &f}
 	}
-	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, DestructiveHint: &f, IdempotentHint: true, OpenWorldHint: &f}
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &f, IdempotentHint: true, OpenWorldHint: &f}
 }
 
 // tool builds a tool definition and its handler; the handler decodes
@@ -62,7 +63,7 @@ func tool[A any](name, title, desc string, write bool, input, output string, h f
 		Description:  desc,
 		InputSchema:  json.RawMessage(input),
 		OutputSchema: json.RawMessage(output),
-		Annotations:  annotations(title, write),
+		Annotations:  annotations(write),
 		Meta:         privateMeta,
 	}
 	return toolDef{t, adapt(schemaOf(name, t.InputSchema.(json.RawMessage)), h)}
