@@ -118,6 +118,8 @@ func TestAttackEscapeSpellings(t *testing.T) {
 		"./docs",
 		"docs/.",
 		"docs/./a.txt",
+		"./",
+		".//",
 		"/",
 		"/etc/passwd",
 		filepath.Join(f.outside, "secret.txt"),
@@ -182,7 +184,7 @@ func TestAttackEscapeSpellings(t *testing.T) {
 		}
 	}
 	// A trailing or doubled slash is dropped.
-	for p, want := range map[string]string{"docs/": errNotReadable, "./": errNotReadable, "docs//a.txt": "", "docs/a.txt/": ""} {
+	for p, want := range map[string]string{"docs/": errNotReadable, "docs//a.txt": "", "docs/a.txt/": ""} {
 		r := call(t, cs, "read_text_file", map[string]any{"path": p})
 		check("read "+p, r)
 		if want != "" && r.text != want || want == "" && r.isError {

@@ -17,16 +17,17 @@ const MaxPathChars = 1024
 var ErrNotRelative = errors.New("path is not a relative path inside the root")
 
 // Clean checks p against the contract and returns its canonical form: ""
-// names the root (so does "."); every other path is its segments joined by
-// single slashes ("lib/" and "lib//x" are "lib" and "lib/x"). Absolute
-// paths, drive prefixes, backslashes, NUL bytes, "." or ".." segments and
-// paths over MaxPathChars characters are refused with ErrNotRelative.
+// names the root, and so does a bare "."; every other path is its segments
+// joined by single slashes ("lib/" and "lib//x" are "lib" and "lib/x").
+// Absolute paths, drive prefixes, backslashes, NUL bytes, "." or ".."
+// segments (so "./", ".//", "./lib" and "lib/." too) and paths over
+// MaxPathChars characters are refused with ErrNotRelative.
 func Clean(p string) (string, error) {
 	if utf8.RuneCountInString(p) > MaxPathChars || strings.ContainsAny(p, "\x00\\") ||
 		strings.HasPrefix(p, "/") || len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
 		return "", ErrNotRelative
 	}
-	if p == "." || strings.Trim(p, "/") == "." {
+	if p == "." {
 		return "", nil
 	}
 	segs := make([]string, 0, strings.Count(p, "/")+1)

@@ -29,7 +29,11 @@ func TestClean(t *testing.T) {
 		{in: "a//b", want: "a/b"},
 		{in: "a/", want: "a"},
 		{in: "lib///deep//", want: "lib/deep"},
-		{in: "./", want: ""},
+		{in: "./", bad: true},
+		{in: ".//", bad: true},
+		{in: "./lib/", bad: true},
+		{in: "lib/./x", bad: true},
+		{in: "lib//x/", want: "lib/x"},
 		{in: "//a", bad: true},
 		{in: strings.Repeat("a", 256), want: strings.Repeat("a", 256)},
 		{in: strings.Repeat("é", 1024), want: strings.Repeat("é", 1024)},
@@ -76,7 +80,7 @@ func TestWithin(t *testing.T) {
 // trick), within the size limits and free of backslash and NUL; and what
 // it refuses breaks one of those rules, so nothing valid is turned away.
 func FuzzClean(f *testing.F) {
-	for _, s := range []string{"", ".", "a/b", "../x", "/abs", `a\b`, "a//b", "C:/", "..", "a/..", "a/../b", "./a", "a/.",
+	for _, s := range []string{"", ".", "a/b", "../x", "/abs", `a\b`, "a//b", "C:/", "..", "a/..", "a/../b", "./a", "a/.", "./", ".//",
 		"...", "a/.../b", "..a", "a..", ". a", "a\x00", "c:", "ab:c", "a/b:", "C:x", "//", "/..", "a/", "~/x", "%2e%2e",
 		"\u2025", "\uff0e\uff0e/x", strings.Repeat("a", 255), strings.Repeat("a", 256), strings.Repeat("ab/", 1365) + "a"} {
 		f.Add(s)
@@ -93,14 +97,16 @@ func FuzzClean(f *testing.F) {
 			trimmed = "/" + trimmed
 		}
 		if err != nil {
-			// Refused: it must break a rule.
+			// Refused: it must break a rule ("./" is a dot segment
+			// followed by a slash).
 			if trimmed != "" && trimmed != "." && utf8.RuneCountInString(p) <= MaxPathChars && path.Clean(trimmed) == trimmed && filepath.IsLocal(trimmed) &&
 				!strings.ContainsAny(p, "\\\x00") && !(len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0])) {
 				t.Fatalf("Clean(%q) refused a valid path: %v", p, err)
 			}
 			return
 		}
-		if trimmed == "." {
+		// Only a bare "." names the root.
+		if p == "." {
 			trimmed = ""
 		}
 		if got != trimmed {
