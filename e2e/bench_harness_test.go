@@ -23,6 +23,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -209,25 +210,10 @@ var benchStdio = benchServer{refs: true, open: func(b *testing.B, root string, l
 // benchFlags renders the limits that differ from the defaults as worker
 // options.
 func benchFlags(l fsworker.Limits) []string {
-	d := fsworker.DefaultLimits
 	var out []string
-	for _, f := range []struct {
-		name   string
-		v, def int64
-	}{
-		{"--max-files", l.MaxFiles, d.MaxFiles},
-		{"--max-directories", l.MaxDirectories, d.MaxDirectories},
-		{"--max-depth", l.MaxDepth, d.MaxDepth},
-		{"--max-entries", l.MaxEntries, d.MaxEntries},
-		{"--max-scan-bytes", l.MaxScanBytes, d.MaxScanBytes},
-		{"--max-file-bytes", l.MaxFileBytes, d.MaxFileBytes},
-		{"--max-read-bytes", l.MaxReadBytes, d.MaxReadBytes},
-		{"--max-result-bytes", l.MaxResultBytes, d.MaxResultBytes},
-		{"--max-write-bytes", l.MaxWriteBytes, d.MaxWriteBytes},
-		{"--max-cursor-hash-bytes", l.MaxCursorHashBytes, d.MaxCursorHashBytes},
-	} {
-		if f.v != f.def {
-			out = append(out, f.name, strconv.FormatInt(f.v, 10))
+	for _, e := range limits.Table {
+		if v := e.Get(l); v != e.Get(limits.Default) {
+			out = append(out, e.Flag(), strconv.FormatInt(v, 10))
 		}
 	}
 	return out

@@ -9,10 +9,10 @@ package worker
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/fsmcp/fsmcp/internal/limits"
+	"github.com/fsmcp/fsmcp/internal/names"
 	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
@@ -48,8 +48,6 @@ func (e *ConfigError) Error() string { return e.Msg }
 func configErrorf(format string, args ...any) error {
 	return &ConfigError{Msg: fmt.Sprintf(format, args...)}
 }
-
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
 // Root is an opened, validated root, ready to serve.
 type Root struct {
@@ -101,8 +99,8 @@ func (cfg *Config) Check() error {
 	if err := lim.Validate(); err != nil {
 		return &ConfigError{Msg: err.Error()}
 	}
-	if cfg.Name != "" && !namePattern.MatchString(cfg.Name) {
-		return configErrorf("--name %q must match [a-z][a-z0-9-]{0,31}", cfg.Name)
+	if cfg.Name != "" && !names.Root(cfg.Name) {
+		return configErrorf("--name %q must match %s", cfg.Name, names.RootPattern)
 	}
 	if cfg.Tools != nil && len(cfg.Tools) == 0 {
 		return configErrorf("--tools names no tool")

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/fsmcp/fsmcp/internal/limits"
+	"github.com/fsmcp/fsmcp/internal/names"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,10 +13,6 @@ import (
 	"github.com/fsmcp/fsmcp/worker"
 	"github.com/fsmcp/fsmcp/worker/cursor"
 )
-
-// maxInteger is the largest value an integer option takes: 2^53-1, the
-// largest integer ptc-fs-mcp (JavaScript) represents exactly.
-const maxInteger = 1<<53 - 1
 
 type options struct {
 	cfg     worker.Config
@@ -49,25 +47,13 @@ func flags() map[string]flagSpec {
 			return nil
 		}},
 	}
-	for name, field := range map[string]func(*worker.Limits) *int64{
-		"--max-files":             func(l *worker.Limits) *int64 { return &l.MaxFiles },
-		"--max-directories":       func(l *worker.Limits) *int64 { return &l.MaxDirectories },
-		"--max-depth":             func(l *worker.Limits) *int64 { return &l.MaxDepth },
-		"--max-entries":           func(l *worker.Limits) *int64 { return &l.MaxEntries },
-		"--max-scan-bytes":        func(l *worker.Limits) *int64 { return &l.MaxScanBytes },
-		"--max-file-bytes":        func(l *worker.Limits) *int64 { return &l.MaxFileBytes },
-		"--max-read-bytes":        func(l *worker.Limits) *int64 { return &l.MaxReadBytes },
-		"--max-result-bytes":      func(l *worker.Limits) *int64 { return &l.MaxResultBytes },
-		"--max-write-bytes":       func(l *worker.Limits) *int64 { return &l.MaxWriteBytes },
-		"--max-cursor-hash-bytes": func(l *worker.Limits) *int64 { return &l.MaxCursorHashBytes },
-	} {
-		zeroOK := name == "--max-depth" // the root may hold no directories
-		m[name] = flagSpec{set: func(o *options, v string) error {
-			n, err := integer(name, v, zeroOK)
+	for _, l := range limits.Table {
+		m[l.Flag()] = flagSpec{set: func(o *options, v string) error {
+			n, err := integer(l.Flag(), v, l.Min == 0)
 			if err != nil {
 				return err
 			}
-			*field(&o.cfg.Limits) = n
+			l.Set(&o.cfg.Limits, n)
 			return nil
 		}}
 	}
@@ -77,13 +63,13 @@ func flags() map[string]flagSpec {
 var digits = regexp.MustCompile(`^[0-9]+$`)
 
 // integer parses an integer option's value: decimal digits only, positive
-// (or zero where zeroOK), at most maxInteger.
+// (or zero where zeroOK), at most limits.MaxInteger.
 func integer(flag, v string, zeroOK bool) (int64, error) {
 	if !digits.MatchString(v) {
 		return 0, fmt.Errorf("%s must be a positive integer", flag)
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n > maxInteger {
+	if err != nil || n > limits.MaxInteger {
 		return 0, fmt.Errorf("%s is too large", flag)
 	}
 	if n == 0 && !zeroOK {
@@ -130,15 +116,13 @@ func parse(args []string) (*options, error) {
 	return o, nil
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // base64url is the alphabet of an unpadded base64url value.
 var base64url = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // cursorKey reads the deterministic cursor key from the variable named by
 // --cursor-key-env, with the contract's texts; none shows the value.
 func cursorKey(name string, lookup func(string) (string, bool)) ([]byte, error) {
-	if !envName.MatchString(name) {
+	if !names.Env(name) {
 		return nil, errors.New("--cursor-key-env must name an environment variable")
 	}
 	v, _ := lookup(name)

@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/internal/version"
 	"io"
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,33 +34,37 @@ const exitUsage = 64
 // gcHeadroom is how much a small heap may grow between collections.
 const gcHeadroom = 8 << 20
 
-const usage = `Usage: fsmcp-worker --root DIR --include GLOB [options]
+// usage is the --help text. The limits' lines come from limits.Table.
+func usage() string {
+	var b strings.Builder
+	b.WriteString(`Usage: fsmcp-worker --root DIR --include GLOB [options]
 
 Serve one directory over MCP (protocol 2026-07-28) on stdin/stdout.
 
-  --root DIR                  directory to confine to (required)
-  --include GLOB              serve matching paths; required, repeatable
-  --exclude GLOB              never serve matching paths; repeatable
-  --no-default-exclude        drop the built-in exclude list
-  --max-files N               files one traversal may select (50000)
-  --max-directories N         directories one traversal may enter (50000)
-  --max-depth N               deepest directory nesting walked (64; 0: no directories)
-  --max-entries N             directory entries one traversal may read (1000000)
-  --max-scan-bytes N          source bytes scanned per search_text page (4194304, min 16384)
-  --max-file-bytes N          do not serve files larger than this (no cap)
-  --max-read-bytes N          source bytes per read page (16384, 4..1048576)
-  --max-result-bytes N        ceiling on the decoded tool result (48000, 48000..1048576)
-  --max-write-bytes N         largest write_text_file payload (65536)
-  --cursor-key-env NAME       deterministic cursors keyed by this variable (base64url, >= 32 bytes)
-  --max-cursor-hash-bytes N   uncached bytes hashed per deterministic call (16777216)
-  --tools LIST                tools to register: read, write, all, or names (all)
-  --name NAME                 the root's name in logs and cursor scopes (root)
-  --help                      show this help and exit
-  --version                   print the version and exit
-
+`)
+	line := func(opt, doc string) { fmt.Fprintf(&b, "  %-28s%s\n", opt, doc) }
+	line("--root DIR", "directory to confine to (required)")
+	line("--include GLOB", "serve matching paths; required, repeatable")
+	line("--exclude GLOB", "never serve matching paths; repeatable")
+	line("--no-default-exclude", "drop the built-in exclude list")
+	for _, l := range limits.Table {
+		note := l.DefaultText()
+		if l.Min != 1 || l.Max != limits.MaxInteger {
+			note += "; " + l.Range()
+		}
+		line(l.Flag()+" N", fmt.Sprintf("%s (%s)", l.Doc, note))
+	}
+	line("--cursor-key-env NAME", "deterministic cursors keyed by this variable (base64url, >= 32 bytes)")
+	line("--tools LIST", "tools to register: read, write, all, or names (all)")
+	line("--name NAME", "the root's name in logs and cursor scopes (root)")
+	line("--help", "show this help and exit")
+	line("--version", "print the version and exit")
+	b.WriteString(`
 Integer options take decimal digits. A startup error exits 64 with one line
 on stderr.
-`
+`)
+	return b.String()
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -74,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if o.help {
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return 0
 	}
 	if o.version {

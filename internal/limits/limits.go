@@ -1,100 +1,193 @@
-// Package limits holds a root's budgets and walk ceilings: their values,
-// defaults and accepted ranges. The worker enforces them; the supervisor's
-// manifest checks them with the same ranges, so a root it accepts starts.
+// Package limits declares a root's budgets and walk ceilings once: each
+// limit's manifest key, worker option, accepted range, default and
+// meaning. The worker's options and usage text, the manifest's keys and
+// checks, and (by tests) the JSON Schema and the docs come from Table, so
+// a value the manifest accepts is one the worker starts with.
 package limits
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Limits are a root's budgets and walk ceilings. Zero MaxFileBytes means no
 // size cap, zero MaxDepth that no directory below the root is walked; every
-// other field must be positive. All-zero Limits mean Default.
+// other field must be positive. All-zero Limits mean Default. Each field's
+// meaning and range are its entry in Table.
 type Limits struct {
-	MaxFiles           int64 // files one traversal may select
-	MaxDirectories     int64 // directories one traversal may enter
-	MaxDepth           int64 // deepest directory nesting walked; 0: the root may hold no directory
-	MaxEntries         int64 // directory entries one traversal may read
-	MaxScanBytes       int64 // source bytes scanned per search_text page (and per start_line seek)
-	MaxFileBytes       int64 // files larger than this are not served; 0 = no cap
-	MaxReadBytes       int64 // source bytes considered per read page
-	MaxResultBytes     int64 // ceiling on the complete decoded tool result
-	MaxWriteBytes      int64 // largest write_text_file payload
-	MaxCursorHashBytes int64 // uncached bytes hashed per deterministic call
+	MaxFiles           int64
+	MaxDirectories     int64
+	MaxDepth           int64
+	MaxEntries         int64
+	MaxScanBytes       int64
+	MaxFileBytes       int64
+	MaxReadBytes       int64
+	MaxResultBytes     int64
+	MaxWriteBytes      int64
+	MaxCursorHashBytes int64
+}
+
+// MaxInteger is the largest value a limit takes: 2^53-1, the largest
+// integer ptc-fs-mcp (JavaScript) represents exactly, whose command line
+// the worker's follows.
+const MaxInteger = 1<<53 - 1
+
+// A Limit is one entry of Table.
+type Limit struct {
+	// Key is the manifest key, snake_case; the worker option is its
+	// kebab-case (Flag).
+	Key string
+	// Doc says what the limit bounds, in a phrase for usage text and
+	// schema descriptions.
+	Doc string
+	// Default is the value a root gets unless told otherwise; with NoCap,
+	// zero and no bound.
+	Default int64
+	// Min and Max are the range a manifest or command line may set; Max is
+	// MaxInteger where nothing else bounds it.
+	Min, Max int64
+	// NoCap marks a limit whose default is no bound at all: zero in Limits,
+	// which no option spells.
+	NoCap bool
+
+	field func(*Limits) *int64
+}
+
+// Table is every limit, in the order the worker's usage lists them.
+var Table = []Limit{
+	{Key: "max_files", Doc: "files one traversal may select", Default: 50000, Min: 1, Max: MaxInteger,
+		field: func(l *Limits) *int64 { return &l.MaxFiles }},
+	{Key: "max_directories", Doc: "directories one traversal may enter", Default: 50000, Min: 1, Max: MaxInteger,
+		field: func(l *Limits) *int64 { return &l.MaxDirectories }},
+	{Key: "max_depth", Doc: "deepest directory nesting walked; 0 serves the root's own files only", Default: 64, Min: 0, Max: MaxInteger,
+		field: func(l *Limits) *int64 { return &l.MaxDepth }},
+	{Key: "max_entries", Doc: "directory entries one traversal may read", Default: 1000000, Min: 1, Max: MaxInteger,
+		field: func(l *Limits) *int64 { return &l.MaxEntries }},
+	{Key: "max_scan_bytes", Doc: "source bytes scanned per search_text page and per start_line seek", Default: 4194304, Min: 16384, Max: MaxInteger,
+		field: func(l *Limits) *int64 { return &l.MaxScanBytes }},
+	{Key: "max_file_bytes", Doc: "files larger than this are not served", NoCap: true, Min: 1, Max: MaxInteger,
+		field: func(l *Limits) *int64 { return &l.MaxFileBytes }},
+	{Key: "max_read_bytes", Doc: "source bytes per read_text_file page", Default: 16384, Min: 4, Max: 1048576,
+		field: func(l *Limits) *int64 { return &l.MaxReadBytes }},
+	{Key: "max_result_bytes", Doc: "ceiling on the whole decoded tool result", Default: 48000, Min: 48000, Max: 1048576,
+		field: func(l *Limits) *int64 { return &l.MaxResultBytes }},
+	{Key: "max_write_bytes", Doc: "largest write_text_file payload", Default: 65536, Min: 1, Max: MaxInteger,
+		field: func(l *Limits) *int64 { return &l.MaxWriteBytes }},
+	{Key: "max_cursor_hash_bytes", Doc: "uncached bytes hashed per deterministic call", Default: 16777216, Min: 1, Max: MaxInteger,
+		field: func(l *Limits) *int64 { return &l.MaxCursorHashBytes }},
 }
 
 // Default are the limits a root gets unless told otherwise.
-var Default = Limits{
-	MaxFiles:           50000,
-	MaxDirectories:     50000,
-	MaxDepth:           64,
-	MaxEntries:         1000000,
-	MaxScanBytes:       4194304,
-	MaxReadBytes:       16384,
-	MaxResultBytes:     48000,
-	MaxWriteBytes:      65536,
-	MaxCursorHashBytes: 16777216,
+var Default = func() Limits {
+	var l Limits
+	for _, e := range Table {
+		e.Set(&l, e.Default)
+	}
+	return l
+}()
+
+// Flag is the worker option that sets the limit: max_read_bytes ->
+// --max-read-bytes.
+func (e Limit) Flag() string { return "--" + strings.ReplaceAll(e.Key, "_", "-") }
+
+// Get is the limit's value in l.
+func (e Limit) Get(l Limits) int64 { return *e.field(&l) }
+
+// Set sets the limit's value in l.
+func (e Limit) Set(l *Limits, v int64) { *e.field(l) = v }
+
+// Range says what the limit accepts, as the docs and messages print it:
+// "1 or more", "0 or more", "16384 or more", "4 to 1048576".
+func (e Limit) Range() string {
+	if e.Max == MaxInteger {
+		return strconv.FormatInt(e.Min, 10) + " or more"
+	}
+	return fmt.Sprintf("%d to %d", e.Min, e.Max)
 }
 
-// Bounds of the limits that have them.
-const (
-	MinScanBytes   = 16384
-	MinReadBytes   = 4
-	MaxReadBytes   = 1048576
-	MinResultBytes = 48000
-	MaxResultBytes = 1048576
-)
-
-// bounds are the accepted ranges of the limits, by option; a zero max
-// means no upper bound.
-var bounds = map[string]struct{ min, max int64 }{
-	"--max-files":             {1, 0},
-	"--max-directories":       {1, 0},
-	"--max-depth":             {0, 0},
-	"--max-entries":           {1, 0},
-	"--max-scan-bytes":        {MinScanBytes, 0},
-	"--max-file-bytes":        {0, 0},
-	"--max-read-bytes":        {MinReadBytes, MaxReadBytes},
-	"--max-result-bytes":      {MinResultBytes, MaxResultBytes},
-	"--max-write-bytes":       {1, 0},
-	"--max-cursor-hash-bytes": {1, 0},
+// DefaultText is the default as the docs print it: the number, or "no cap".
+func (e Limit) DefaultText() string {
+	if e.NoCap {
+		return "no cap"
+	}
+	return strconv.FormatInt(e.Default, 10)
 }
 
-// Check reports whether v is in the range of the limit set by flag (such
-// as --max-depth), with the startup text the worker prints.
-func Check(flag string, v int64) error {
-	b, ok := bounds[flag]
-	switch {
-	case !ok:
-		return fmt.Errorf("unknown option %s", flag)
-	case v < b.min || (b.max > 0 && v > b.max):
-		if b.max > 0 {
-			return fmt.Errorf("limits are not valid: %s must be between %d and %d, got %d", flag, b.min, b.max, v)
+// Lookup is the limit with manifest key key.
+func Lookup(key string) (Limit, bool) {
+	for _, e := range Table {
+		if e.Key == key {
+			return e, true
 		}
-		return fmt.Errorf("limits are not valid: %s must be at least %d, got %d", flag, b.min, v)
 	}
-	return nil
+	return Limit{}, false
 }
 
-// Validate checks every limit of l, in the order of the worker's options.
-func (l Limits) Validate() error {
-	checks := []struct {
-		flag string
-		v    int64
-	}{
-		{"--max-files", l.MaxFiles},
-		{"--max-directories", l.MaxDirectories},
-		{"--max-depth", l.MaxDepth},
-		{"--max-entries", l.MaxEntries},
-		{"--max-scan-bytes", l.MaxScanBytes},
-		{"--max-file-bytes", l.MaxFileBytes},
-		{"--max-read-bytes", l.MaxReadBytes},
-		{"--max-result-bytes", l.MaxResultBytes},
-		{"--max-write-bytes", l.MaxWriteBytes},
-		{"--max-cursor-hash-bytes", l.MaxCursorHashBytes},
+// Keys are the manifest keys of Table, in its order.
+func Keys() []string {
+	keys := make([]string, len(Table))
+	for i, e := range Table {
+		keys[i] = e.Key
 	}
-	for _, c := range checks {
-		if err := Check(c.flag, c.v); err != nil {
+	return keys
+}
+
+// Check reports whether v is in the range a manifest or command line may
+// set, with the worker's startup text (the wire contract's "limits are not
+// valid", then which option and why).
+func (e Limit) Check(v int64) error {
+	switch {
+	case v >= e.Min && v <= e.Max:
+		return nil
+	case v < e.Min && e.Max == MaxInteger:
+		return fmt.Errorf("limits are not valid: %s must be at least %d, got %d", e.Flag(), e.Min, v)
+	case e.Max == MaxInteger:
+		return fmt.Errorf("limits are not valid: %s must be at most %d, got %d", e.Flag(), e.Max, v)
+	}
+	return fmt.Errorf("limits are not valid: %s must be between %d and %d, got %d", e.Flag(), e.Min, e.Max, v)
+}
+
+// Validate checks every limit of l, in Table's order. A NoCap limit may
+// also be zero, its default.
+func (l Limits) Validate() error {
+	for _, e := range Table {
+		v := e.Get(l)
+		if v == 0 && e.NoCap {
+			continue
+		}
+		if err := e.Check(v); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// A root's call deadline under the supervisor (its manifest's
+// call_timeout): past it a call is cancelled in the worker and answered
+// with a tool error.
+const (
+	DefaultCallTimeout = 30 * time.Second
+	MinCallTimeout     = 100 * time.Millisecond
+	MaxCallTimeout     = 24 * time.Hour
+)
+
+// CallTimeoutRange is call_timeout's range as messages and docs print it:
+// "100ms to 24h".
+func CallTimeoutRange() string {
+	return shortDuration(MinCallTimeout) + " to " + shortDuration(MaxCallTimeout)
+}
+
+// shortDuration prints d without the zero units time.Duration.String
+// keeps: 24h rather than 24h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

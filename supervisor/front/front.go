@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"sync"
 	"time"
 
@@ -35,14 +36,11 @@ type TimedRoot interface {
 	CallTimedOut()
 }
 
-// DefaultCallTimeout is the deadline of a call to a root that sets none.
-const DefaultCallTimeout = 30 * time.Second
-
 func callTimeout(r Root) time.Duration {
 	if tr, ok := r.(TimedRoot); ok && tr.CallTimeout() > 0 {
 		return tr.CallTimeout()
 	}
-	return DefaultCallTimeout
+	return limits.DefaultCallTimeout
 }
 
 // timedOut is the tool error for a call to r that ran past timeout; it

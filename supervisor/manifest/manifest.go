@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fsmcp/fsmcp/internal/limits"
+	"github.com/fsmcp/fsmcp/internal/names"
 	"github.com/fsmcp/fsmcp/internal/toolset"
 )
 
@@ -71,26 +71,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// DefaultCallTimeout is a root's call_timeout when the manifest sets none.
-const DefaultCallTimeout = 30 * time.Second
-
-// The bounds of call_timeout.
-const (
-	MinCallTimeout = 100 * time.Millisecond
-	MaxCallTimeout = 24 * time.Hour
-)
-
-// LimitKeys are the accepted keys of a root's limits mapping, the snake_case
-// of the worker's --max-* options.
-var LimitKeys = []string{
-	"max_files", "max_directories", "max_depth", "max_entries", "max_scan_bytes",
-	"max_file_bytes", "max_read_bytes", "max_result_bytes", "max_write_bytes",
-	"max_cursor_hash_bytes",
-}
-
 var (
-	nameRE   = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
-	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 	notFound = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
 )
@@ -173,7 +154,7 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		}
 		r, rootErrs := checkRoot(file, base, i, rd, item)
 		errs = append(errs, rootErrs...)
-		if !nameRE.MatchString(r.Name) {
+		if !names.Root(r.Name) {
 			continue
 		}
 		if prev, dup := seen[r.Name]; dup {
@@ -216,9 +197,9 @@ func checkRoot(file, base string, i int, rd rootDoc, item *yaml.Node) (Root, Err
 	r := Root{Name: rd.Name, Include: rd.Include, Exclude: rd.Exclude, DefaultExclude: true, CursorKeyEnv: rd.CursorKeyEnv, Line: lineOf(item), cursorKeyLine: keyLine(item, "cursor_key_env")}
 	switch {
 	case rd.Name == "":
-		bad("name", "missing; give the root a name matching [a-z][a-z0-9-]{0,31}")
-	case !nameRE.MatchString(rd.Name):
-		bad("name", "%q is not a valid root name; use [a-z][a-z0-9-]{0,31}", rd.Name)
+		bad("name", "missing; give the root a name matching %s", names.RootPattern)
+	case !names.Root(rd.Name):
+		bad("name", "%q is not a valid root name; use %s", rd.Name, names.RootPattern)
 	}
 	r.Path = checkPath(rd.Path, base, bad)
 	if len(rd.Include) == 0 {
@@ -245,14 +226,14 @@ func checkRoot(file, base string, i int, rd rootDoc, item *yaml.Node) (Root, Err
 	var limitErrs Errors
 	r.Limits, limitErrs = parseLimits(file, i, &rd.Limits)
 	errs = append(errs, limitErrs...)
-	if rd.CursorKeyEnv != "" && !envRE.MatchString(rd.CursorKeyEnv) {
+	if rd.CursorKeyEnv != "" && !names.Env(rd.CursorKeyEnv) {
 		bad("cursor_key_env", "%q is not an environment variable name", rd.CursorKeyEnv)
 	}
-	r.CallTimeout = DefaultCallTimeout
+	r.CallTimeout = limits.DefaultCallTimeout
 	if rd.CallTimeout != "" {
 		d, err := time.ParseDuration(rd.CallTimeout)
-		if err != nil || d < MinCallTimeout || d > MaxCallTimeout {
-			bad("call_timeout", "%q is not a duration from 100ms to 24h, such as 30s or 2m", rd.CallTimeout)
+		if err != nil || d < limits.MinCallTimeout || d > limits.MaxCallTimeout {
+			bad("call_timeout", "%q is not a duration from %s, such as 30s or 2m", rd.CallTimeout, limits.CallTimeoutRange())
 		} else {
 			r.CallTimeout = d
 		}
@@ -329,8 +310,9 @@ func parseLimits(file string, i int, n *yaml.Node) (map[string]int64, Errors) {
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		k, v := n.Content[j], n.Content[j+1]
 		f := field(i, "limits."+k.Value)
-		if !slices.Contains(LimitKeys, k.Value) {
-			errs = append(errs, &Error{File: file, Line: k.Line, Field: f, Msg: fmt.Sprintf("unknown limit; use one of %s", strings.Join(LimitKeys, ", "))})
+		lim, ok := limits.Lookup(k.Value)
+		if !ok {
+			errs = append(errs, &Error{File: file, Line: k.Line, Field: f, Msg: fmt.Sprintf("unknown limit; use one of %s", strings.Join(limits.Keys(), ", "))})
 			continue
 		}
 		x, err := strconv.ParseInt(v.Value, 10, 64)
@@ -338,7 +320,7 @@ func parseLimits(file string, i int, n *yaml.Node) (map[string]int64, Errors) {
 			errs = append(errs, &Error{File: file, Line: v.Line, Field: f, Msg: fmt.Sprintf("%q is not a whole number", v.Value)})
 			continue
 		}
-		if err := limits.Check(Flag(k.Value), x); err != nil {
+		if err := lim.Check(x); err != nil {
 			msg, _ := strings.CutPrefix(err.Error(), "limits are not valid: ")
 			errs = append(errs, &Error{File: file, Line: v.Line, Field: f, Msg: msg})
 			continue
@@ -364,10 +346,6 @@ func reachesTop(include []string) bool {
 	return false
 }
 
-// Flag renders a limit key as its worker option: max_read_bytes ->
-// --max-read-bytes.
-func Flag(key string) string { return "--" + strings.ReplaceAll(key, "_", "-") }
-
 // Args renders the worker command-line arguments for r: its folder, name,
 // tool mask, globs, limits and cursor-key variable.
 func (r Root) Args() []string {
@@ -381,13 +359,10 @@ func (r Root) Args() []string {
 	if !r.DefaultExclude {
 		args = append(args, "--no-default-exclude")
 	}
-	keys := make([]string, 0, len(r.Limits))
-	for k := range r.Limits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, Flag(k), strconv.FormatInt(r.Limits[k], 10))
+	for _, l := range limits.Table {
+		if v, ok := r.Limits[l.Key]; ok {
+			args = append(args, l.Flag(), strconv.FormatInt(v, 10))
+		}
 	}
 	if r.CursorKeyEnv != "" {
 		args = append(args, "--cursor-key-env", r.CursorKeyEnv)

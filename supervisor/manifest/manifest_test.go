@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,7 +105,7 @@ roots:
 			t.Errorf("root %d args\n got %q\nwant %q", tc.root, got, tc.want)
 		}
 	}
-	if got := []time.Duration{m.Roots[0].CallTimeout, m.Roots[1].CallTimeout}; got[0] != 150*time.Second || got[1] != DefaultCallTimeout {
+	if got := []time.Duration{m.Roots[0].CallTimeout, m.Roots[1].CallTimeout}; got[0] != 150*time.Second || got[1] != limits.DefaultCallTimeout {
 		t.Errorf("call timeouts %v, want [2m30s 30s]", got)
 	}
 	if err := m.CheckEnv(func(string) (string, bool) { return "", false }); err == nil || !strings.Contains(err.Error(), "m.yaml:10: roots[0].cursor_key_env: environment variable FSMCP_READER_KEY is not set") {

@@ -2,15 +2,19 @@ package manifest
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fsmcp/fsmcp/internal/limits"
+	"github.com/fsmcp/fsmcp/internal/names"
 	"github.com/fsmcp/fsmcp/internal/toolset"
 )
 
@@ -28,19 +32,44 @@ func loadSchema(t *testing.T) *jsonschema.Schema {
 	return &s
 }
 
-// TestSchemaNamesMatchLoader: the schema offers exactly the limit keys and
-// tool names the loader accepts, so editor completion cannot drift.
+// TestSchemaNamesMatchLoader: the schema offers exactly the limits, tool
+// names and name patterns the loader accepts, with the limits' ranges,
+// defaults and meanings, so editor completion and hover cannot drift.
 func TestSchemaNamesMatchLoader(t *testing.T) {
 	s := loadSchema(t)
 	root := s.Properties["roots"].Items
-	var limits []string
-	for k := range root.Properties["limits"].Properties {
-		limits = append(limits, k)
+	props := root.Properties["limits"].Properties
+	if got := slices.Sorted(maps.Keys(props)); !slices.Equal(got, slices.Sorted(slices.Values(limits.Keys()))) {
+		t.Errorf("schema limits %v, table %v", got, limits.Keys())
 	}
-	sort.Strings(limits)
-	want := slices.Sorted(slices.Values(LimitKeys))
-	if !slices.Equal(limits, want) {
-		t.Errorf("schema limits %v, loader %v", limits, want)
+	for _, l := range limits.Table {
+		p := props[l.Key]
+		if p == nil {
+			continue
+		}
+		want := strings.ToUpper(l.Doc[:1]) + l.Doc[1:] + "."
+		if l.NoCap {
+			want += " Unset: no cap."
+		}
+		var def *int64
+		if p.Default != nil {
+			def = new(int64)
+			if err := json.Unmarshal(p.Default, def); err != nil {
+				t.Errorf("%s: default %s: %v", l.Key, p.Default, err)
+			}
+		}
+		switch {
+		case p.Type != "integer":
+			t.Errorf("%s: type %q, want integer", l.Key, p.Type)
+		case p.Minimum == nil || int64(*p.Minimum) != l.Min:
+			t.Errorf("%s: minimum %s, table %d", l.Key, number(p.Minimum), l.Min)
+		case p.Maximum == nil || int64(*p.Maximum) != l.Max:
+			t.Errorf("%s: maximum %s, table %d", l.Key, number(p.Maximum), l.Max)
+		case l.NoCap != (def == nil) || (def != nil && *def != l.Default):
+			t.Errorf("%s: default %s, table %s", l.Key, p.Default, l.DefaultText())
+		case p.Description != want:
+			t.Errorf("%s: description %q, want %q", l.Key, p.Description, want)
+		}
 	}
 	var tools []string
 	for _, v := range root.Properties["tools"].OneOf[1].Items.Enum {
@@ -49,6 +78,27 @@ func TestSchemaNamesMatchLoader(t *testing.T) {
 	if !slices.Equal(tools, toolset.All) {
 		t.Errorf("schema tools %v, worker %v", tools, toolset.All)
 	}
+	if got, want := root.Properties["name"].Pattern, "^"+names.RootPattern+"$"; got != want {
+		t.Errorf("name pattern %q, want %q", got, want)
+	}
+	if got, want := root.Properties["cursor_key_env"].Pattern, "^"+names.EnvPattern+"$"; got != want {
+		t.Errorf("cursor_key_env pattern %q, want %q", got, want)
+	}
+	ct := root.Properties["call_timeout"]
+	if got, want := string(ct.Default), `"`+limits.DefaultCallTimeout.String()+`"`; got != want {
+		t.Errorf("call_timeout default %s, want %s", got, want)
+	}
+	if want := "(" + limits.CallTimeoutRange() + ","; !strings.Contains(ct.Description, want) {
+		t.Errorf("call_timeout description %q does not give the range %q", ct.Description, want)
+	}
+}
+
+// number prints a schema bound, or "none".
+func number(f *float64) string {
+	if f == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*f, 'f', -1, 64)
 }
 
 // TestExamplesMatchSchema: the example manifests satisfy the published JSON

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"io"
 	"os"
 	"os/exec"
@@ -115,7 +116,7 @@ func (p *Proc) CallTimeout() time.Duration {
 	if d := p.cfg.Root.CallTimeout; d > 0 {
 		return d
 	}
-	return manifest.DefaultCallTimeout
+	return limits.DefaultCallTimeout
 }
 
 // CallTimedOut tells the root that a call to it ran past its timeout: its
