@@ -109,11 +109,12 @@ func Run(ctx context.Context, o Options) error {
 		// answered (within the grace period) before the connection ends.
 		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		served := make(chan struct{})
+		w := maxWrite(m)
 		g.Add(func() error {
 			defer close(served)
 			// A malformed line is answered, not the end of the session;
 			// the front drains at end of input itself, within the grace.
-			err := fs.Serve(sctx, &jsonl.Transport{Reader: struct{ io.Reader }{o.Stdin}, Writer: o.Stdout, MaxLine: maxLine(m), MaxInFlight: front.MaxInFlight})
+			err := fs.Serve(sctx, &jsonl.Transport{Reader: struct{ io.Reader }{o.Stdin}, Writer: o.Stdout, MaxLine: jsonl.MaxLineFor(w), MaxText: jsonl.MaxTextFor(w), MaxInFlight: front.MaxInFlight})
 			if err != nil {
 				return fmt.Errorf("front server: %w", err)
 			}
@@ -221,12 +222,12 @@ func stopAll(procs []*rootproc.Proc) {
 	}
 }
 
-// maxLine is the longest request line the front accepts: enough for the
-// largest write any root allows.
-func maxLine(m *manifest.Manifest) int {
+// maxWrite is the largest write any root allows: the front accepts
+// request lines that hold one.
+func maxWrite(m *manifest.Manifest) int64 {
 	var w int64
 	for _, r := range m.Roots {
 		w = max(w, r.Limits["max_write_bytes"])
 	}
-	return jsonl.MaxLineFor(w)
+	return w
 }

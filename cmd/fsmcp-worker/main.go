@@ -124,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		heapfloor.Start(gcHeadroom)
 	}
 	if wire.Launched() {
-		if err := wire.Serve(srv, jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes)); err != nil {
+		if err := wire.Serve(srv, jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes), jsonl.MaxTextFor(o.cfg.Limits.MaxWriteBytes)); err != nil {
 			fmt.Fprintf(stderr, "fsmcp-worker: plugin: %v\n", err)
 			return 1
 		}
@@ -151,7 +151,7 @@ func serveStdio(srv *profile.Server, maxWrite int64, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ended := make(chan struct{})
-	t := &jsonl.Transport{Reader: nbio.Reader(nbio.Pollable(os.Stdin, os.O_RDONLY)), Writer: nbio.Writer(nbio.Pollable(os.Stdout, os.O_WRONLY)), MaxLine: jsonl.MaxLineFor(maxWrite),
+	t := &jsonl.Transport{Reader: nbio.Reader(nbio.Pollable(os.Stdin, os.O_RDONLY)), Writer: nbio.Writer(nbio.Pollable(os.Stdout, os.O_WRONLY)), MaxLine: jsonl.MaxLineFor(maxWrite), MaxText: jsonl.MaxTextFor(maxWrite),
 		DrainTimeout: drainTimeout, Ended: func() { close(ended) }}
 	done := make(chan error, 1)
 	go func() { done <- profile.Run(ctx, srv, t) }()

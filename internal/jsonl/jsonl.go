@@ -6,7 +6,7 @@
 // as compact JSON, is written as it is rather than validated and compacted
 // a second time; for a read page that is most of the bytes on the wire.
 // And a line that is not a message (malformed JSON, a batch, a line over
-// the length limit) is answered with a JSON-RPC error and skipped, so the
+// the limits) is answered with a JSON-RPC error and skipped, so the
 // connection keeps serving instead of ending.
 //
 // Ids are the peer's, byte for byte (see calls in ids.go): the SDK never
@@ -16,7 +16,9 @@
 //
 // Input is always read, so a notifications/cancelled is applied however
 // many calls are stuck. Memory stays bounded whatever the peer sends: one
-// line is buffered at a time; a call read while MaxInFlight are unanswered
+// line is buffered at a time, and one past MaxLine or MaxText is refused
+// once that much of it is read, the rest dropped as it comes (line.go);
+// a call read while MaxInFlight are unanswered
 // is refused at once with CodeBusy (Busy's text), never queued; a
 // cancelled call's slot is free at once, but at most MaxInFlight cancelled
 // calls whose handlers have not returned (stuck for good, say, on a dead
@@ -44,13 +46,6 @@ import (
 // DefaultMaxLine is the longest line read when Transport.MaxLine is zero.
 const DefaultMaxLine = 16 << 20
 
-// MaxLineFor is the line limit that admits a write_text_file call of
-// maxWrite bytes of text, escaped at worst six bytes per byte, with room for
-// the rest of the request; never less than DefaultMaxLine.
-func MaxLineFor(maxWrite int64) int {
-	return int(max(DefaultMaxLine, 6*maxWrite+64<<10))
-}
-
 // DefaultMaxInFlight is the bound on unanswered calls when
 // Transport.MaxInFlight is zero.
 const DefaultMaxInFlight = 64
@@ -70,9 +65,20 @@ func Busy(who string, n int) string {
 type Transport struct {
 	Reader io.Reader
 	Writer io.Writer
-	// MaxLine bounds the bytes of one inbound line; a longer line is
-	// skipped and answered with an error. Zero means DefaultMaxLine.
+	// MaxLine bounds the bytes of one inbound line, and MaxText the bytes
+	// it holds once its string escapes are decoded (counted as the least
+	// each escape decodes to, one byte). A line past either is refused as
+	// soon as it passes: answered with an error naming the line's id when
+	// it has one, read through and dropped, so no more than the limit is
+	// held of it. Zero MaxLine means DefaultMaxLine, zero MaxText means
+	// MaxLine.
 	MaxLine int
+	MaxText int
+	// ReadsAnswers is set for the side of a connection that reads the
+	// peer's answers to its own calls (the supervisor's side of a call
+	// channel): a refused line is then not answered but reported by Read
+	// as a *RefusedError, after which Read goes on.
+	ReadsAnswers bool
 	// MaxInFlight bounds the calls read and not yet answered; a call read
 	// while that many are is refused at once with CodeBusy. Zero means
 	// DefaultMaxInFlight.
@@ -90,21 +96,34 @@ type Transport struct {
 
 // Connect implements mcp.Transport. A Transport connects once.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
-	limit := t.MaxLine
-	if limit <= 0 {
-		limit = DefaultMaxLine
+	lr := &lineReader{r: bufio.NewReaderSize(t.Reader, 64<<10), maxLine: t.MaxLine, maxText: t.MaxText}
+	if lr.maxLine <= 0 {
+		lr.maxLine = DefaultMaxLine
+	}
+	if lr.maxText <= 0 || lr.maxText > lr.maxLine {
+		lr.maxText = lr.maxLine
 	}
 	c := &conn{w: t.Writer, in: make(chan received), done: make(chan struct{}),
-		maxCalls: t.MaxInFlight, drain: t.DrainTimeout, ended: t.Ended, freed: make(chan struct{}, 1)}
+		maxCalls: t.MaxInFlight, drain: t.DrainTimeout, ended: t.Ended, freed: make(chan struct{}, 1),
+		readsAnswers: t.ReadsAnswers}
 	if c.maxCalls <= 0 {
 		c.maxCalls = DefaultMaxInFlight
 	}
 	if cl, ok := t.Reader.(io.Closer); ok {
 		c.closeReader = cl
 	}
-	go c.receive(bufio.NewReaderSize(t.Reader, 64<<10), limit)
+	go c.receive(lr)
 	return c, nil
 }
+
+// RefusedError is an inbound line refused while it was read, as Read
+// reports it when Transport.ReadsAnswers is set.
+type RefusedError struct {
+	ID  json.RawMessage // the id the line carries, nil if none was found
+	Why string
+}
+
+func (e *RefusedError) Error() string { return "jsonl: " + e.Why }
 
 type received struct {
 	msg jsonrpc.Message
@@ -120,7 +139,8 @@ type conn struct {
 	done    chan struct{}
 	once    sync.Once
 
-	ids calls // the peer's calls in flight, by id
+	ids          calls // the peer's calls in flight, by id
+	readsAnswers bool  // see Transport.ReadsAnswers
 
 	maxCalls int
 	drain    time.Duration
@@ -133,15 +153,19 @@ type conn struct {
 
 // receive reads lines until the reader fails, answering the ones that are
 // not messages itself.
-func (c *conn) receive(r *bufio.Reader, limit int) {
+func (c *conn) receive(lr *lineReader) {
 	for {
-		line, err := readLine(r, limit)
+		line, refused, err := lr.next()
 		var msg jsonrpc.Message
 		switch {
-		case errors.Is(err, errLineTooLong):
-			c.reject(requestID(line), jsonrpc.CodeInvalidRequest, fmt.Sprintf("message line exceeds %d bytes; it was skipped", limit))
-			continue
-		case err != nil && len(line) == 0:
+		case refused != nil && c.readsAnswers:
+			if !c.deliver(received{err: &RefusedError{ID: refused.id, Why: refused.why}}) {
+				return
+			}
+		case refused != nil:
+			c.reject(refused.id, jsonrpc.CodeInvalidRequest, refused.why)
+		}
+		if err != nil && len(line) == 0 {
 			c.deliver(received{err: err})
 			return
 		}
@@ -267,34 +291,6 @@ func (c *conn) deliver(r received) bool {
 	}
 }
 
-var errLineTooLong = errors.New("line too long")
-
-// readLine returns the next line without its newline. A line longer than
-// limit is consumed to its end and reported as errLineTooLong, with the
-// start of it that was read.
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := r.ReadSlice('\n')
-		if len(line)+len(frag) > limit+1 {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
-			}
-			return line, errLineTooLong
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			line = append(line, frag...)
-			continue
-		}
-		if line == nil {
-			line = frag
-		} else {
-			line = append(line, frag...)
-		}
-		return bytes.TrimSuffix(line, []byte{'\n'}), err
-	}
-}
-
 // takeSlot counts a call in flight, or reports false when MaxInFlight are.
 func (c *conn) takeSlot() bool {
 	c.callsMu.Lock()
@@ -317,6 +313,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+	if _, ok := r.err.(*RefusedError); ok {
+		return nil, r.err
 	}
 	if r.err != nil {
 		if c.drain > 0 {

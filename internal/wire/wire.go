@@ -73,10 +73,10 @@ func Plugins() plugin.PluginSet {
 // Serve serves srv as the plugin side of the handshake and blocks until the
 // supervisor ends the plugin. Each stream the supervisor opens is served as
 // one MCP session, and so is the call channel when the supervisor passed
-// one (see CallsPipes), with lines of at most maxLine bytes (zero:
-// jsonl.DefaultMaxLine). Only the handshake is written to stdout; logs go
-// to stderr.
-func Serve(srv *profile.Server, maxLine int) error {
+// one (see CallsPipes), with lines of at most maxLine bytes and maxText
+// bytes once decoded (jsonl.Transport's MaxLine and MaxText). Only the
+// handshake is written to stdout; logs go to stderr.
+func Serve(srv *profile.Server, maxLine, maxText int) error {
 	if srv == nil {
 		return fmt.Errorf("wire: Serve needs a server")
 	}
@@ -88,7 +88,7 @@ func Serve(srv *profile.Server, maxLine int) error {
 		return err
 	}
 	if ok {
-		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls.In), Writer: nbio.Writer(calls.Out), MaxLine: maxLine, MaxInFlight: CallsInFlight + callsReadAhead})
+		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls.In), Writer: nbio.Writer(calls.Out), MaxLine: maxLine, MaxText: maxText, MaxInFlight: CallsInFlight + callsReadAhead})
 		if err != nil {
 			return fmt.Errorf("wire: serve the call channel: %w", err)
 		}

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 		mcp.AddTool(srv.MCP, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, out, error) {
 			return nil, out(a), nil
 		})
-		if err := wire.Serve(srv, 0); err != nil {
+		if err := wire.Serve(srv, 0, 0); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -267,10 +267,10 @@ func TestServeRefusesWithoutCookie(t *testing.T) {
 	if wire.Launched() {
 		t.Skip("cookie present")
 	}
-	if err := wire.Serve(profile.NewServer(&mcp.Implementation{Name: "x", Version: "1"}, ""), 0); err == nil {
+	if err := wire.Serve(profile.NewServer(&mcp.Implementation{Name: "x", Version: "1"}, ""), 0, 0); err == nil {
 		t.Fatal("Serve without the cookie returned nil")
 	}
-	if err := wire.Serve(nil, 0); err == nil {
+	if err := wire.Serve(nil, 0, 0); err == nil {
 		t.Fatal("Serve(nil) returned nil")
 	}
 }

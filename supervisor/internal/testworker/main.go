@@ -119,7 +119,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testworker: only runs under the supervisor")
 		os.Exit(1)
 	}
-	if err := wire.Serve(srv, 0); err != nil {
+	if err := wire.Serve(srv, 0, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "testworker:", err)
 		os.Exit(1)
 	}
