@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,26 +19,48 @@ import (
 const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
 // Transport wraps t so that every call except the legacy initialize (which
-// Refuse answers) must name Version in its params' _meta, ping included (the
-// revision has no ping: with the claim it is an unknown method). A call that
-// names no version, or another one, is answered on the spot with
-// CodeUnsupportedProtocolVersion and never reaches the server: go-sdk would
-// treat it as the legacy protocol and answer "invalid during session
-// initialization" with code 0, or serve it once some other request had
-// set the session up. The connection stays usable.
-func Transport(t mcp.Transport) mcp.Transport { return &claimTransport{inner: t} }
+// the profile's middleware answers) must name Version in its params' _meta,
+// ping included (the revision has no ping: with the claim it is an unknown
+// method). It is TransportFor with Version alone.
+func Transport(t mcp.Transport) mcp.Transport { return TransportFor(t, Config{}) }
 
-type claimTransport struct{ inner mcp.Transport }
+// TransportFor wraps t so that a call reaches the server only in an era c
+// serves: a call naming one of c's revisions of the 2026-07-28 era in
+// _meta; and, where c serves a revision of the initialize handshake, an
+// initialize, a ping, and any other call once an initialize has been
+// taken. Any other call is answered on the spot with
+// CodeUnsupportedProtocolVersion and never reaches the server: go-sdk would
+// answer a call outside both eras "invalid during session initialization"
+// with code 0, or serve it once some other request had set the session
+// up. The connection stays usable.
+func TransportFor(t mcp.Transport, c Config) mcp.Transport {
+	return &claimTransport{inner: t, c: c}
+}
+
+type claimTransport struct {
+	inner mcp.Transport
+	c     Config
+}
 
 func (t *claimTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &claimConn{Connection: c}, nil
+	return &claimConn{Connection: c, versions: t.c.versions(), legacy: t.c.legacy()}, nil
 }
 
-type claimConn struct{ mcp.Connection }
+type claimConn struct {
+	mcp.Connection
+	versions []string
+	legacy   bool // a revision of the initialize handshake is served
+
+	mu sync.Mutex
+	// begun: an initialize was taken, and it was answered with a result or
+	// is not answered yet. initOK: one was answered with a result.
+	begun, initOK bool
+	initIDs       []jsonrpc.ID // initialize requests taken and not yet answered
+}
 
 func (c *claimConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
@@ -44,10 +69,10 @@ func (c *claimConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, err
 		}
 		req, ok := msg.(*jsonrpc.Request)
-		if !ok || !req.IsCall() || req.Method == "initialize" {
+		if !ok || !req.IsCall() {
 			return msg, nil
 		}
-		refusal := checkClaim(req.Params)
+		refusal := c.check(req)
 		if refusal == nil {
 			return msg, nil
 		}
@@ -57,32 +82,111 @@ func (c *claimConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// checkClaim returns the refusal of a call whose params do not name
-// Version in _meta, or nil.
-func checkClaim(params json.RawMessage) *jsonrpc.Error {
+// check returns the refusal of req, a call, or nil to let it through.
+func (c *claimConn) check(req *jsonrpc.Request) *jsonrpc.Error {
+	if req.Method == "initialize" {
+		if c.legacy {
+			if !initializeParams(req.Params) {
+				return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: initialize takes an object of protocolVersion (a string), capabilities and clientInfo"}
+			}
+			c.mu.Lock()
+			c.begun = true
+			c.initIDs = append(c.initIDs, req.ID)
+			c.mu.Unlock()
+		}
+		return nil // the server negotiates, or the middleware refuses it
+	}
+	named := namedVersion(req.Params)
+	served := named != "" && slices.Contains(c.versions, named)
+	switch {
+	case named == Version && served:
+		return nil
+	case named != "" && !served:
+		return c.namedRefusal(named, "this server implements "+strings.Join(c.versions, ", "))
+	case c.legacy && (req.Method == "ping" || c.hasBegun()):
+		return nil
+	case named != "":
+		return c.namedRefusal(named, "that revision begins with initialize, so send initialize first")
+	}
+	data, _ := json.Marshal(struct {
+		Supported []string `json:"supported"`
+	}{c.versions})
+	msg := "Unsupported protocol version: the request did not name a protocol version"
+	if c.legacy {
+		msg += noClaimHint(c.versions)
+	}
+	return &jsonrpc.Error{Code: CodeUnsupportedProtocolVersion, Message: msg, Data: data}
+}
+
+// namedRefusal is the refusal of a call naming version, saying why.
+func (c *claimConn) namedRefusal(version, why string) *jsonrpc.Error {
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: c.versions, Requested: version})
+	return &jsonrpc.Error{
+		Code:    CodeUnsupportedProtocolVersion,
+		Message: "Unsupported protocol version: the request named " + version + "; " + why,
+		Data:    data,
+	}
+}
+
+// initializeParams reports whether params decode as an initialize's; the
+// SDK answers those that do not with code 0 and its own type names.
+func initializeParams(params json.RawMessage) bool {
+	var p mcp.InitializeParams
+	trimmed := bytes.TrimSpace(params)
+	return len(trimmed) > 0 && trimmed[0] == '{' && json.Unmarshal(trimmed, &p) == nil
+}
+
+// noClaimHint tells a client of a server that also serves the initialize
+// handshake how to begin.
+func noClaimHint(versions []string) string {
+	var legacy []string
+	for _, v := range versions {
+		if v != Version {
+			legacy = append(legacy, v)
+		}
+	}
+	hint := "; begin with initialize (" + strings.Join(legacy, ", ") + ")"
+	if slices.Contains(versions, Version) {
+		hint += ", or name " + Version + " in each request's _meta"
+	}
+	return hint
+}
+
+func (c *claimConn) hasBegun() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.begun
+}
+
+// Write writes msg, noting whether an initialize taken was answered with
+// a result.
+func (c *claimConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.legacy {
+		c.mu.Lock()
+		if i := slices.Index(c.initIDs, resp.ID); i >= 0 {
+			c.initIDs = slices.Delete(c.initIDs, i, i+1)
+			c.initOK = c.initOK || resp.Error == nil
+			c.begun = c.initOK || len(c.initIDs) > 0
+		}
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// namedVersion is the version a call's params name in _meta, "" for none.
+func namedVersion(params json.RawMessage) string {
 	named, ok := claimedFast(params)
 	if !ok {
 		named = claimed(params)
 	}
-	if named == "" {
-		data, _ := json.Marshal(struct {
-			Supported []string `json:"supported"`
-		}{[]string{Version}})
-		return &jsonrpc.Error{
-			Code:    CodeUnsupportedProtocolVersion,
-			Message: "Unsupported protocol version: the request did not name a protocol version",
-			Data:    data,
-		}
-	}
-	if named == Version {
-		return nil
-	}
-	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: []string{Version}, Requested: named})
-	return &jsonrpc.Error{
-		Code:    CodeUnsupportedProtocolVersion,
-		Message: "Unsupported protocol version: the request named " + named + "; this server implements " + Version,
-		Data:    data,
-	}
+	return named
+}
+
+// checkClaim returns the refusal of a call whose params do not name
+// Version in _meta, or nil: the check of a server serving Version alone.
+func checkClaim(params json.RawMessage) *jsonrpc.Error {
+	c := &claimConn{versions: []string{Version}}
+	return c.check(&jsonrpc.Request{Method: "tools/call", Params: params})
 }
 
 // claimed is the version params' _meta names, "" for none: as decoded

@@ -1,14 +1,17 @@
-// Package profile pins an MCP server to the one protocol revision fsmcp
-// speaks, 2026-07-28, to the tools capability alone, and to the wire
-// contract's protocol errors.
+// Package profile pins an MCP server to the protocol revisions fsmcp
+// serves, to the tools capability alone, and to the wire contract's
+// protocol errors. The worker serves 2026-07-28 alone; the supervisor's
+// front serves the 2025 revisions of the initialize handshake as well
+// (Config.Versions), through the go-sdk's own support for both eras.
 //
 // go-sdk v1.8.0 narrows server/discover with
 // ServerOptions.SupportedProtocolVersions, but it still answers a legacy
-// initialize (with 2025-11-25), advertises logging by default, answers a
-// call without the protocol's _meta claim with error code 0, and spells
-// its own unknown-tool error. Options, Refuse and Transport close those
-// gaps; both the worker and the supervisor's front server use them so the
-// two binaries present the same profile.
+// initialize (with 2025-11-25) when no 2025 revision is listed, advertises
+// logging by default, answers a call without the protocol's _meta claim
+// and outside an initialized session with error code 0, and spells its
+// own unknown-tool error. Options, the middleware of New and Transport
+// close those gaps; both the worker and the supervisor's front server use
+// them so the two binaries present the same profile.
 package profile
 
 import (
@@ -41,9 +44,15 @@ const Instructions = "Each tool works on one root directory: every path is relat
 // result (server/discover, tools/list) is private with a ttl of 0, since
 // what a server offers depends on its root and mask.
 func Options(instructions string) *mcp.ServerOptions {
+	return OptionsFor(Config{Instructions: instructions})
+}
+
+// OptionsFor is Options serving c's revisions, with c's instructions as
+// given.
+func OptionsFor(c Config) *mcp.ServerOptions {
 	return &mcp.ServerOptions{
-		Instructions:              instructions,
-		SupportedProtocolVersions: []string{Version},
+		Instructions:              c.Instructions,
+		SupportedProtocolVersions: c.versions(),
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.CacheScope = "private"
@@ -52,64 +61,111 @@ func Options(instructions string) *mcp.ServerOptions {
 	}
 }
 
-// New builds a server with Options (instructions defaults to Instructions)
-// and Refuse installed. Serve it on a transport wrapped by Transport.
+// New builds a server serving Version alone (instructions defaults to
+// Instructions). Serve it on a transport wrapped by Transport.
 func New(impl *mcp.Implementation, instructions string) *mcp.Server {
-	if instructions == "" {
-		instructions = Instructions
+	return NewFor(impl, Config{Instructions: instructions})
+}
+
+// NewFor builds a server of the profile serving c, with OptionsFor and the
+// profile's middleware (see refuse) installed. Serve it on a transport
+// wrapped by TransportFor with the same c.
+func NewFor(impl *mcp.Implementation, c Config) *mcp.Server {
+	if c.Instructions == "" {
+		c.Instructions = Instructions
 	}
-	s := mcp.NewServer(impl, Options(instructions))
-	s.AddReceivingMiddleware(Refuse)
+	s := mcp.NewServer(impl, OptionsFor(c))
+	s.AddReceivingMiddleware(refuse(c))
 	return s
 }
 
-// Refuse is receiving middleware that
-//   - answers the legacy initialize handshake (and its initialized
-//     notification) with the unsupported-protocol-version error naming
-//     Version, leaving the session open, so a client that retries with
+// refuse is receiving middleware that
+//   - where c serves no revision of the initialize handshake, answers it
+//     (and swallows its initialized notification) with the
+//     unsupported-protocol-version error naming c's revisions and c's
+//     hint, leaving the session open, so a client that retries with
 //     server/discover is served;
+//   - refuses an initialize on a connection that has begun with -32600;
 //   - refuses a tools/call whose arguments are present but not a JSON
 //     object (null counts as absent) with JSON-RPC -32602, before any
 //     tool sees them;
 //   - spells the unknown-tool error "Tool <name> not found" (-32602);
 //   - hands a tool result of one text and JSON structured content to the
 //     SDK as a textResult, which encodes to the same bytes for less work.
-func Refuse(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "initialize":
-			requested := ""
-			if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
-				requested = p.ProtocolVersion
+func refuse(c Config) mcp.Middleware {
+	legacy := c.legacy()
+	refusal := "Unsupported protocol version: this server implements " + strings.Join(c.versions(), ", ") +
+		" only, each request naming it in _meta (server/discover first); " + c.hint()
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch {
+			case method == "initialize" && !legacy:
+				requested := ""
+				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
+					requested = p.ProtocolVersion
+				}
+				data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{
+					Supported: c.versions(),
+					Requested: requested,
+				})
+				return nil, &jsonrpc.Error{Code: CodeUnsupportedProtocolVersion, Message: refusal, Data: data}
+			case method == "notifications/initialized" && !legacy:
+				return nil, nil
+			case method == "initialize" && begun(req):
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: alreadyBegun}
 			}
-			data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{
-				Supported: []string{Version},
-				Requested: requested,
-			})
-			return nil, &jsonrpc.Error{
-				Code:    CodeUnsupportedProtocolVersion,
-				Message: "Unsupported protocol version: this server implements " + Version + " only (use server/discover)",
-				Data:    data,
-			}
-		case "notifications/initialized":
-			return nil, nil
-		case "tools/call":
-			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-			if p != nil && !isObjectOrAbsent(p.Arguments) {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: arguments must be a JSON object"}
-			}
-			res, err := next(ctx, method, req)
-			var we *jsonrpc.Error
-			if p != nil && errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown tool ") {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Tool " + p.Name + " not found"}
-			}
-			if err != nil {
-				return res, err
-			}
-			return asTextResult(res, rawFrom(ctx)), nil
+			return callTool(ctx, next, method, req)
 		}
+	}
+}
+
+// alreadyBegun refuses an initialize on a connection that has begun: go-sdk
+// answers it with code 0.
+const alreadyBegun = "Invalid request: this connection has begun already, with an initialize or a request naming " + Version + " in _meta; a connection begins once"
+
+// begun reports whether req's session has begun, by an initialize or a
+// request of the 2026-07-28 era.
+func begun(req mcp.Request) bool {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	return ok && ss != nil && ss.InitializeParams() != nil
+}
+
+// callTool is next, with the profile's own checks and spellings for
+// tools/call.
+func callTool(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	if method != "tools/call" {
 		return next(ctx, method, req)
 	}
+	p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+	if p != nil && !isObjectOrAbsent(p.Arguments) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: arguments must be a JSON object"}
+	}
+	res, err := next(ctx, method, req)
+	var we *jsonrpc.Error
+	if p != nil && errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown tool ") {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Tool " + p.Name + " not found"}
+	}
+	if err != nil {
+		return res, err
+	}
+	if p != nil && p.Meta[metaProtocolVersion] == Version {
+		res = completed(res)
+	}
+	return asTextResult(res, rawFrom(ctx)), nil
+}
+
+// completed is res, a tools/call result for a request of the 2026-07-28
+// era, with its result type "complete" set. go-sdk sets it only where the
+// session began in that era, not for such a request in a session an
+// initialize began.
+func completed(res mcp.Result) mcp.Result {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil || r.InputRequests != nil || r.NeedsInput() {
+		return res
+	}
+	out := complete
+	out.Meta, out.Content, out.StructuredContent, out.IsError = r.Meta, r.Content, r.StructuredContent, r.IsError
+	return &out
 }
 
 // isObjectOrAbsent reports whether tool arguments are a JSON object, or
