@@ -20,6 +20,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/internal/names"
+	"github.com/fsmcp/fsmcp/internal/profile"
 	"github.com/fsmcp/fsmcp/internal/toolset"
 )
 
@@ -47,6 +48,9 @@ type Root struct {
 type Manifest struct {
 	File  string
 	Roots []Root
+	// Versions are the protocol revisions the supervisor serves hosts,
+	// newest first; nil: every revision it can (both eras).
+	Versions []string
 }
 
 // Error is a manifest error located at a line and field.
@@ -77,8 +81,9 @@ var (
 )
 
 type doc struct {
-	Version *int      `yaml:"version"`
-	Roots   []rootDoc `yaml:"roots"`
+	Version          *int      `yaml:"version"`
+	Roots            []rootDoc `yaml:"roots"`
+	ProtocolVersions yaml.Node `yaml:"protocol_versions"`
 }
 
 type rootDoc struct {
@@ -137,6 +142,13 @@ func Parse(file string, data []byte) (*Manifest, error) {
 	case *d.Version != Version:
 		errs = append(errs, &Error{File: file, Line: keyLine(top, "version"), Field: "version", Msg: fmt.Sprintf("version %d is not supported; this supervisor reads version: 1", *d.Version)})
 	}
+	var versions []string
+	if n := &d.ProtocolVersions; n.Kind != 0 {
+		var err error
+		if versions, err = parseVersions(n); err != nil {
+			errs = append(errs, &Error{File: file, Line: n.Line, Field: "protocol_versions", Msg: err.Error()})
+		}
+	}
 	if len(d.Roots) == 0 {
 		errs = append(errs, &Error{File: file, Line: keyLine(top, "roots"), Field: "roots", Msg: "no roots declared; add at least one"})
 	}
@@ -145,7 +157,7 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		items = n.Content
 	}
 	base := filepath.Dir(file)
-	m := &Manifest{File: file}
+	m := &Manifest{File: file, Versions: versions}
 	seen := map[string]int{}
 	for i, rd := range d.Roots {
 		var item *yaml.Node
@@ -296,6 +308,25 @@ func parseTools(n *yaml.Node) (toolset.Mask, error) {
 		return toolset.FromList(names)
 	}
 	return nil, errors.New("use read, write, all or a list of tool names")
+}
+
+// parseVersions reads protocol_versions: a list of revisions the
+// supervisor serves, from profile.Revisions.
+func parseVersions(n *yaml.Node) ([]string, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("must be a list of protocol revisions, such as [\"2026-07-28\", \"2025-11-25\"]; leave it out to serve hosts of both eras")
+	}
+	var versions []string
+	for _, c := range n.Content {
+		if c.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: a revision must be a plain string such as \"2025-11-25\"", c.Line)
+		}
+		versions = append(versions, c.Value)
+	}
+	if err := profile.CheckVersions(versions); err != nil {
+		return nil, err
+	}
+	return profile.Newest(versions), nil
 }
 
 func parseLimits(file string, i int, n *yaml.Node) (map[string]int64, Errors) {

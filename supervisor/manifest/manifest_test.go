@@ -45,6 +45,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad env name", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    cursor_key_env: 'A-B'\n", "m.yaml:7: roots[0].cursor_key_env: \"A-B\" is not an environment variable name"},
 		{"bad call timeout", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    call_timeout: 30\n", "m.yaml:7: roots[0].call_timeout: \"30\" is not a duration from 100ms to 24h"},
 		{"call timeout too short", "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    call_timeout: 1ms\n", "m.yaml:7: roots[0].call_timeout: \"1ms\" is not a duration from 100ms to 24h"},
+		{"protocol versions not a list", "version: 1\nprotocol_versions: 2026-07-28\nroots: []\n", "m.yaml:2: protocol_versions: must be a list of protocol revisions"},
+		{"protocol version unknown", "version: 1\nprotocol_versions: [\"2026-07-28\", \"2024-11-05\"]\nroots: []\n", "m.yaml:2: protocol_versions: \"2024-11-05\" is not a protocol revision fsmcp serves; use 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26"},
+		{"protocol versions empty", "version: 1\nprotocol_versions: []\nroots: []\n", "m.yaml:2: protocol_versions: no protocol revision listed"},
 		{"empty file", "", "m.yaml: empty manifest"},
 		{"syntax", "version: 1\nroots: [\n", "m.yaml:2: did not find expected node content"},
 	}
@@ -73,6 +76,7 @@ func TestParseRoots(t *testing.T) {
 		}
 	}
 	m, err := Parse(filepath.Join(dir, "m.yaml"), []byte(`version: 1
+protocol_versions: [2025-06-18, "2026-07-28"]
 roots:
   - name: reader
     path: ws
@@ -105,10 +109,13 @@ roots:
 			t.Errorf("root %d args\n got %q\nwant %q", tc.root, got, tc.want)
 		}
 	}
+	if !slices.Equal(m.Versions, []string{"2026-07-28", "2025-06-18"}) {
+		t.Errorf("protocol versions %q, want 2026-07-28 and 2025-06-18, newest first", m.Versions)
+	}
 	if got := []time.Duration{m.Roots[0].CallTimeout, m.Roots[1].CallTimeout}; got[0] != 150*time.Second || got[1] != limits.DefaultCallTimeout {
 		t.Errorf("call timeouts %v, want [2m30s 30s]", got)
 	}
-	if err := m.CheckEnv(func(string) (string, bool) { return "", false }); err == nil || !strings.Contains(err.Error(), "m.yaml:10: roots[0].cursor_key_env: environment variable FSMCP_READER_KEY is not set") {
+	if err := m.CheckEnv(func(string) (string, bool) { return "", false }); err == nil || !strings.Contains(err.Error(), "m.yaml:11: roots[0].cursor_key_env: environment variable FSMCP_READER_KEY is not set") {
 		t.Errorf("CheckEnv: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/internal/names"
+	"github.com/fsmcp/fsmcp/internal/profile"
 	"github.com/fsmcp/fsmcp/internal/toolset"
 )
 
@@ -33,8 +34,9 @@ func loadSchema(t *testing.T) *jsonschema.Schema {
 }
 
 // TestSchemaNamesMatchLoader: the schema offers exactly the limits, tool
-// names and name patterns the loader accepts, with the limits' ranges,
-// defaults and meanings, so editor completion and hover cannot drift.
+// names, protocol revisions and name patterns the loader accepts, with the
+// limits' ranges, defaults and meanings, so editor completion and hover
+// cannot drift.
 func TestSchemaNamesMatchLoader(t *testing.T) {
 	s := loadSchema(t)
 	root := s.Properties["roots"].Items
@@ -91,6 +93,13 @@ func TestSchemaNamesMatchLoader(t *testing.T) {
 	if want := "(" + limits.CallTimeoutRange() + ","; !strings.Contains(ct.Description, want) {
 		t.Errorf("call_timeout description %q does not give the range %q", ct.Description, want)
 	}
+	var versions []string
+	for _, v := range s.Properties["protocol_versions"].Items.Enum {
+		versions = append(versions, v.(string))
+	}
+	if !slices.Equal(versions, profile.Revisions) {
+		t.Errorf("schema protocol_versions %v, served %v", versions, profile.Revisions)
+	}
 }
 
 // number prints a schema bound, or "none".
@@ -128,6 +137,9 @@ func TestExamplesMatchSchema(t *testing.T) {
 		{"max_depth 0", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, limits: {max_depth: 0}}]\n", true},
 		{"scan budget below the worker's", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, limits: {max_scan_bytes: 100}}]\n", false},
 		{"minimal", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", true},
+		{"protocol versions", "version: 1\nprotocol_versions: ['2026-07-28', '2025-03-26']\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", true},
+		{"protocol version unknown", "version: 1\nprotocol_versions: ['2024-11-05']\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", false},
+		{"protocol versions empty", "version: 1\nprotocol_versions: []\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", false},
 	}
 	for _, e := range examples {
 		b, err := os.ReadFile(e)
