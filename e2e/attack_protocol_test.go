@@ -170,7 +170,7 @@ func TestAttackProtocolLines(t *testing.T) {
 		// revision, is refused with -32022 (never code 0).
 		{`{"jsonrpc":"2.0","id":37,"method":"tools/list"}`, "37", -32022, "Unsupported protocol version: the request did not name a protocol version"},
 		{`{"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"a.txt"}}}`, "38", -32022, "Unsupported protocol version: the request did not name a protocol version"},
-		{`{"jsonrpc":"2.0","id":39,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-06-18"}}}`, "39", -32022, "Unsupported protocol version: the request named 2025-06-18"},
+		{`{"jsonrpc":"2.0","id":39,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2024-11-05"}}}`, "39", -32022, "Unsupported protocol version: the request named 2024-11-05"},
 		{toolCall(21, "read_text_file", `{"path":5}`), "21", 0, "Input validation error: Invalid arguments for tool read_text_file: path must be a string"},
 		{toolCall(22, "read_text_file", `{"path":"a.txt","start_line":"1"}`), "22", 0, "start_line must be a positive integer"},
 		{toolCall(23, "read_text_file", `{"path":"a.txt","start_line":0}`), "23", 0, "start_line must be a positive integer"},

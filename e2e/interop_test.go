@@ -36,6 +36,7 @@ type interopPlan struct {
 	Args         []string          `json:"args"`
 	Env          map[string]string `json:"env"`
 	Mode         any               `json:"mode"`
+	Legacy       string            `json:"legacy,omitempty"`
 	Prefix       string            `json:"prefix"`
 	Tools        []string          `json:"tools"`
 	Listing      []map[string]any  `json:"listing"`
@@ -51,6 +52,8 @@ type interopReport struct {
 	Legacy struct {
 		Code      int      `json:"code"`
 		Supported []string `json:"supported"`
+		Protocol  string   `json:"protocol"`
+		Tools     int      `json:"tools"`
 	} `json:"legacy"`
 	Tools      []string `json:"tools"`
 	ListPages  int      `json:"listPages"`
@@ -123,10 +126,14 @@ func TestInteropTypeScriptClient(t *testing.T) {
 					plan.Prefix = "reader_"
 					plan.Tools = []string{"reader_list_directory", "reader_search_files", "reader_search_text", "reader_read_text_file", "writer_write_text_file"}
 					plan.WriteTool = "writer_write_text_file"
+					plan.Legacy = "served"
 				}
 				rep := runInterop(t, node, plan)
-				if rep.Legacy.Code != -32022 || !slices.Equal(rep.Legacy.Supported, []string{"2026-07-28"}) {
+				switch {
+				case server == "worker" && (rep.Legacy.Code != -32022 || !slices.Equal(rep.Legacy.Supported, []string{"2026-07-28"})):
 					t.Errorf("legacy initialize answered %+v, want -32022 naming 2026-07-28", rep.Legacy)
+				case server == "supervisor" && (rep.Legacy.Protocol != "2025-11-25" || rep.Legacy.Tools != len(plan.Tools)):
+					t.Errorf("legacy initialize: %+v, want 2025-11-25 and %d tools", rep.Legacy, len(plan.Tools))
 				}
 				if rep.ListPages != 3 || rep.ReadPages < 5 {
 					t.Errorf("pages: list %d (want 3 of 1 entry), read %d (want at least 5 chunks of 2048 bytes)", rep.ListPages, rep.ReadPages)

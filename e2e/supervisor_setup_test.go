@@ -118,6 +118,7 @@ type supervisorProc struct {
 	session *mcp.ClientSession
 	stdin   io.WriteCloser
 	stdout  io.ReadCloser
+	lines   *bufio.Reader // stdout, once read line by line (roundTripLine)
 	stderr  *syncBuffer
 	done    chan struct{}
 	waitErr error

@@ -143,61 +143,89 @@ func TestSupervisorWorkerRefusesConfig(t *testing.T) {
 	}
 }
 
-// TestSupervisorLegacyInitializeRefused: a legacy initialize gets -32022 and
-// the same connection then serves server/discover.
-func TestSupervisorLegacyInitializeRefused(t *testing.T) {
+// TestSupervisorInitialize: the supervisor takes the 2025 initialize
+// handshake at each 2025 revision it serves (a revision it does not
+// serve is answered with its newest 2025 one), naming itself, the tools
+// capability alone and its instructions; a manifest whose
+// protocol_versions lists 2026-07-28 alone refuses it with -32022, naming
+// what it serves, and the same connection then serves server/discover.
+func TestSupervisorInitialize(t *testing.T) {
 	bins := buildSupervisorBins(t)
-	file, dir := exampleManifest(t, "outbox.yaml", "outbox")
-	_ = dir
-	p := launchSupervisor(t, file, bins.worker)
-	if _, err := p.stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")); err != nil {
+	ws := t.TempDir()
+	for _, tc := range []struct{ requested, answered string }{
+		{"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"}, {"2025-03-26", "2025-03-26"}, {"2024-11-05", "2025-11-25"},
+	} {
+		t.Run(tc.requested, func(t *testing.T) {
+			p := launchSupervisor(t, writeManifest(t, rootSpec{name: "ws", path: ws}), bins.worker)
+			line := p.roundTripLine(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+tc.requested+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+			var resp struct {
+				Result map[string]json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(line), &resp); err != nil {
+				t.Fatalf("answer %q: %v", line, err)
+			}
+			r := resp.Result
+			if string(r["protocolVersion"]) != `"`+tc.answered+`"` || string(r["capabilities"]) != `{"tools":{}}` ||
+				!strings.HasPrefix(string(r["serverInfo"]), `{"name":"fsmcp-supervisor"`) || !strings.Contains(string(r["instructions"]), "next_cursor") {
+				t.Errorf("initialize answered %s, want protocolVersion %s, tools only, serverInfo fsmcp-supervisor and the instructions", line, tc.answered)
+			}
+			if _, ok := r["resultType"]; ok {
+				t.Errorf("a 2025 result carries resultType: %s", line)
+			}
+		})
+	}
+	t.Run("2026-07-28 only", func(t *testing.T) {
+		file := writeManifest(t, rootSpec{name: "ws", path: ws})
+		data, _ := os.ReadFile(file)
+		writeFile(t, file, strings.Replace(string(data), "version: 1\n", "version: 1\nprotocol_versions: [\"2026-07-28\"]\n", 1))
+		p := launchSupervisor(t, file, bins.worker)
+		line := p.roundTripLine(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		const want = `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version: this server implements 2026-07-28 only, each request naming it in _meta (server/discover first); this supervisor's manifest restricts protocol_versions to the 2026-07-28 era","data":{"supported":["2026-07-28"],"requested":"2025-06-18"}}}`
+		if strings.TrimSpace(line) != want {
+			t.Fatalf("answer\n got %s\nwant %s", line, want)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+		s, err := client.Connect(ctx, &mcp.IOTransport{Reader: struct {
+			*bufio.Reader
+			closer
+		}{p.lines, closer{p.stdout}}, Writer: p.stdin}, nil)
+		if err != nil {
+			t.Fatalf("server/discover after refused initialize: %v", err)
+		}
+		p.session = s
+		if got := s.InitializeResult().ProtocolVersion; got != "2026-07-28" {
+			t.Errorf("protocol %q, want 2026-07-28", got)
+		}
+		if caps := s.InitializeResult().Capabilities; caps.Tools == nil || caps.Logging != nil || caps.Resources != nil || caps.Prompts != nil {
+			t.Errorf("capabilities %+v, want tools only", caps)
+		}
+	})
+}
+
+// roundTripLine writes line to the supervisor and returns the line it
+// answers, within 20 s.
+func (p *supervisorProc) roundTripLine(t testing.TB, line string) string {
+	t.Helper()
+	if p.lines == nil {
+		p.lines = bufio.NewReader(p.stdout)
+	}
+	if _, err := p.stdin.Write([]byte(line + "\n")); err != nil {
 		t.Fatal(err)
 	}
-	br := bufio.NewReader(p.stdout)
-	lineCh := make(chan string, 1)
+	got := make(chan string, 1)
 	go func() {
-		l, _ := br.ReadString('\n')
-		lineCh <- l
+		l, _ := p.lines.ReadString('\n')
+		got <- l
 	}()
-	var line string
 	select {
-	case line = <-lineCh:
+	case l := <-got:
+		return l
 	case <-time.After(20 * time.Second):
-		t.Fatalf("no answer to initialize; stderr:\n%s", p.stderr)
+		t.Fatalf("no answer to %.80s; stderr:\n%s", line, p.stderr)
 	}
-	var resp struct {
-		ID    int `json:"id"`
-		Error *struct {
-			Code int `json:"code"`
-			Data struct {
-				Supported []string `json:"supported"`
-				Requested string   `json:"requested"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(line), &resp); err != nil {
-		t.Fatalf("answer %q: %v", line, err)
-	}
-	if resp.Error == nil || resp.Error.Code != -32022 || !slices.Equal(resp.Error.Data.Supported, []string{"2026-07-28"}) || resp.Error.Data.Requested != "2025-06-18" {
-		t.Fatalf("answer %s, want error -32022 naming 2026-07-28", line)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	s, err := client.Connect(ctx, &mcp.IOTransport{Reader: struct {
-		*bufio.Reader
-		closer
-	}{br, closer{p.stdout}}, Writer: p.stdin}, nil)
-	if err != nil {
-		t.Fatalf("server/discover after refused initialize: %v", err)
-	}
-	p.session = s
-	if got := s.InitializeResult().ProtocolVersion; got != "2026-07-28" {
-		t.Errorf("protocol %q, want 2026-07-28", got)
-	}
-	if caps := s.InitializeResult().Capabilities; caps.Tools == nil || caps.Logging != nil || caps.Resources != nil || caps.Prompts != nil {
-		t.Errorf("capabilities %+v, want tools only", caps)
-	}
+	return ""
 }
 
 type closer struct{ c interface{ Close() error } }

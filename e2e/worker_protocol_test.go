@@ -122,35 +122,51 @@ func TestExitPaths(t *testing.T) {
 // TestProtocolProfile walks the contract's protocol rows over raw stdio
 // against both binaries: a call without the _meta claim, or naming another
 // revision, gets -32022 with the supported list (never code 0); a legacy
-// initialize gets -32022 with both lists and the connection stays usable;
-// an unknown method -32601; an unknown tool "Tool <name> not found" and
-// arguments that are not an object -32602; server/discover is complete,
-// private, uncached and carries instructions.
+// initialize gets -32022 with both lists from the worker and the
+// connection stays usable; an unknown method -32601; an unknown tool "Tool
+// <name> not found" and arguments that are not an object -32602;
+// server/discover is complete, private, uncached and carries
+// instructions. The supervisor serves the 2025 initialize handshake too:
+// its refusals say so, and it answers a ping and an initialize.
 func TestProtocolProfile(t *testing.T) {
-	const noClaim = "Unsupported protocol version: the request did not name a protocol version"
-	rows := []struct {
-		name    string
-		line    string // %s: the tool name prefix
-		code    int
+	const (
+		noClaim      = "Unsupported protocol version: the request did not name a protocol version"
+		frontNoClaim = noClaim + "; begin with initialize (2025-11-25, 2025-06-18, 2025-03-26), or name 2026-07-28 in each request's _meta"
+		workerOnly   = `{"supported":["2026-07-28"]}`
+		frontAll     = `{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]}`
+	)
+	type answer struct {
+		code    int    // 0: a result
 		message string // exact
 		data    string // exact JSON, or "" for none
+	}
+	rows := []struct {
+		name          string
+		line          string // %s: the tool name prefix
+		worker, front answer
 	}{
-		{"no params", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
-		{"params without _meta", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"%sread_text_file","arguments":{"path":"a.txt"}}}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
-		{"_meta without the version", `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
-		{"version not a string", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}}}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
-		{"ping without the claim", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
-		{"discover without the claim", `{"jsonrpc":"2.0","id":6,"method":"server/discover","params":{}}`, -32022, noClaim, `{"supported":["2026-07-28"]}`},
-		{"an older revision", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-06-18","io.modelcontextprotocol/clientCapabilities":{}}}}`, -32022,
-			"Unsupported protocol version: the request named 2025-06-18; this server implements 2026-07-28", `{"requested":"2025-06-18","supported":["2026-07-28"]}` /* keys sorted: re-marshalled from a map */},
-		{"legacy initialize", `{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, -32022,
-			"Unsupported protocol version: this server implements 2026-07-28 only (use server/discover)", `{"requested":"2025-06-18","supported":["2026-07-28"]}` /* keys sorted: re-marshalled from a map */},
-		{"unknown method", `{"jsonrpc":"2.0","id":9,"method":"files/delete","params":{` + newMeta + `}}`, -32601, `method not found: "files/delete"`, ""},
-		{"unknown tool", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{` + newMeta + `,"name":"delete_file","arguments":{}}}`, -32602, "Tool delete_file not found", ""},
-		{"arguments a string", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":"a.txt"}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
-		{"arguments an array", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":[]}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
-		{"arguments a number", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{` + newMeta + `,"name":"%swrite_text_file","arguments":7}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
-		{"arguments true", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":true}}`, -32602, "Invalid params: arguments must be a JSON object", ""},
+		{"no params", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, answer{-32022, noClaim, workerOnly}, answer{-32022, frontNoClaim, frontAll}},
+		{"params without _meta", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"%sread_text_file","arguments":{"path":"a.txt"}}}`, answer{-32022, noClaim, workerOnly}, answer{-32022, frontNoClaim, frontAll}},
+		{"_meta without the version", `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`, answer{-32022, noClaim, workerOnly}, answer{-32022, frontNoClaim, frontAll}},
+		{"version not a string", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}}}`, answer{-32022, noClaim, workerOnly}, answer{-32022, frontNoClaim, frontAll}},
+		{"ping without the claim", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, answer{-32022, noClaim, workerOnly}, answer{}},
+		{"discover without the claim", `{"jsonrpc":"2.0","id":6,"method":"server/discover","params":{}}`, answer{-32022, noClaim, workerOnly}, answer{-32022, frontNoClaim, frontAll}},
+		{"an older revision", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-06-18","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			answer{-32022, "Unsupported protocol version: the request named 2025-06-18; this server implements 2026-07-28", `{"requested":"2025-06-18","supported":["2026-07-28"]}` /* keys sorted: re-marshalled from a map */},
+			answer{-32022, "Unsupported protocol version: the request named 2025-06-18; that revision begins with initialize, so send initialize first", `{"requested":"2025-06-18","supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]}`}},
+		{"a revision neither serves", `{"jsonrpc":"2.0","id":16,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2024-11-05","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			answer{-32022, "Unsupported protocol version: the request named 2024-11-05; this server implements 2026-07-28", `{"requested":"2024-11-05","supported":["2026-07-28"]}`},
+			answer{-32022, "Unsupported protocol version: the request named 2024-11-05; this server implements 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26", `{"requested":"2024-11-05","supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]}`}},
+		{"legacy initialize", `{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			answer{-32022, "Unsupported protocol version: this server implements 2026-07-28 only, each request naming it in _meta (server/discover first); a host that begins with initialize connects through fsmcp-supervisor, which serves 2025-11-25, 2025-06-18 and 2025-03-26 too", `{"requested":"2025-06-18","supported":["2026-07-28"]}`},
+			// The supervisor's connection began with the calls above.
+			answer{-32600, "Invalid request: this connection has begun already, with an initialize or a request naming 2026-07-28 in _meta; a connection begins once", ""}},
+		{"unknown method", `{"jsonrpc":"2.0","id":9,"method":"files/delete","params":{` + newMeta + `}}`, answer{-32601, `method not found: "files/delete"`, ""}, answer{-32601, `method not found: "files/delete"`, ""}},
+		{"unknown tool", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{` + newMeta + `,"name":"delete_file","arguments":{}}}`, answer{-32602, "Tool delete_file not found", ""}, answer{-32602, "Tool delete_file not found", ""}},
+		{"arguments a string", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":"a.txt"}}`, answer{-32602, "Invalid params: arguments must be a JSON object", ""}, answer{-32602, "Invalid params: arguments must be a JSON object", ""}},
+		{"arguments an array", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":[]}}`, answer{-32602, "Invalid params: arguments must be a JSON object", ""}, answer{-32602, "Invalid params: arguments must be a JSON object", ""}},
+		{"arguments a number", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{` + newMeta + `,"name":"%swrite_text_file","arguments":7}}`, answer{-32602, "Invalid params: arguments must be a JSON object", ""}, answer{-32602, "Invalid params: arguments must be a JSON object", ""}},
+		{"arguments true", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{` + newMeta + `,"name":"%sread_text_file","arguments":true}}`, answer{-32602, "Invalid params: arguments must be a JSON object", ""}, answer{-32602, "Invalid params: arguments must be a JSON object", ""}},
 	}
 	for _, p := range protoTargets(t) {
 		t.Run(p.name, func(t *testing.T) {
@@ -168,19 +184,27 @@ func TestProtocolProfile(t *testing.T) {
 				return m
 			}
 			for _, row := range rows {
+				want := row.worker
+				if p.name == "supervisor" {
+					want = row.front
+				}
 				line := strings.ReplaceAll(row.line, "%s", p.prefix)
 				m := roundTrip(line)
 				e, _ := m["error"].(map[string]any)
-				if e == nil {
-					t.Errorf("%s: answered %v, want error %d", row.name, m, row.code)
-					continue
-				}
-				data := ""
-				if d, ok := e["data"]; ok {
-					data = string(mustJSON(d))
-				}
-				if e["code"] != float64(row.code) || e["message"] != row.message || data != row.data {
-					t.Errorf("%s: error %v %q data %s, want %d %q data %s", row.name, e["code"], e["message"], data, row.code, row.message, row.data)
+				switch {
+				case want.code == 0 && m["result"] == nil:
+					t.Errorf("%s: answered %v, want a result", row.name, m)
+				case want.code == 0:
+				case e == nil:
+					t.Errorf("%s: answered %v, want error %d", row.name, m, want.code)
+				default:
+					data := ""
+					if d, ok := e["data"]; ok {
+						data = string(mustJSON(d))
+					}
+					if e["code"] != float64(want.code) || e["message"] != want.message || data != want.data {
+						t.Errorf("%s: error %v %q data %s, want %d %q data %s", row.name, e["code"], e["message"], data, want.code, want.message, want.data)
+					}
 				}
 				// The connection stays usable after every refusal.
 				if r := roundTrip(`{"jsonrpc":"2.0","id":100,"method":"tools/list","params":{` + newMeta + `}}`); r["result"] == nil {
@@ -202,8 +226,12 @@ func TestProtocolProfile(t *testing.T) {
 				!strings.Contains(instr, "relative to that root") || !strings.Contains(instr, "next_cursor") || !strings.Contains(instr, "until it is null") {
 				t.Errorf("discover result %v, want resultType complete, ttlMs 0, cacheScope private and the instructions", res)
 			}
-			if v := mustJSON(res["supportedVersions"]); string(v) != `["2026-07-28"]` {
-				t.Errorf("supportedVersions %s", v)
+			wantVersions := `["2026-07-28"]`
+			if p.name == "supervisor" {
+				wantVersions = `["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]`
+			}
+			if v := mustJSON(res["supportedVersions"]); string(v) != wantVersions {
+				t.Errorf("supportedVersions %s, want %s", v, wantVersions)
 			}
 		})
 	}

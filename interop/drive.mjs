@@ -27,8 +27,20 @@ function transport() {
 }
 
 // The client's default negotiation is the 2025 initialize handshake. The
-// servers refuse it with -32022 naming the one revision they speak.
-async function legacyRefused() {
+// worker refuses it with -32022 naming the one revision it speaks; the
+// supervisor serves it (plan.legacy "served").
+async function legacy() {
+  if (plan.legacy === 'served') {
+    const client = new Client({ name: 'fsmcp-interop', version: '1' })
+    try {
+      await client.connect(transport())
+      assert.equal(client.getProtocolEra(), 'legacy')
+      report.legacy = { protocol: client.getNegotiatedProtocolVersion(), tools: (await allTools(client)).length }
+    } finally {
+      await client.close()
+    }
+    return
+  }
   const client = new Client({ name: 'fsmcp-interop', version: '1' })
   let err
   try {
@@ -51,7 +63,7 @@ async function connect(mode) {
   assert.equal(client.getNegotiatedProtocolVersion(), PROTOCOL)
   assert.equal(client.getProtocolEra(), 'modern')
   const discover = client.getDiscoverResult()
-  assert.deepEqual(discover.supportedVersions, [PROTOCOL])
+  assert.deepEqual(discover.supportedVersions, plan.legacy === 'served' ? [PROTOCOL, '2025-11-25', '2025-06-18', '2025-03-26'] : [PROTOCOL])
   assert.deepEqual(Object.keys(discover.capabilities), ['tools'])
   return client
 }
@@ -94,7 +106,7 @@ async function pages(client, name, args) {
 }
 
 async function scenario() {
-  await legacyRefused()
+  await legacy()
   const client = await connect(plan.mode ?? { pin: PROTOCOL })
   try {
     const p = plan.prefix

@@ -96,7 +96,7 @@ func Run(ctx context.Context, o Options) error {
 	for i, p := range procs {
 		roots[i] = p
 	}
-	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: version.String()}, roots, o.Grace)
+	fs, err := front.New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: version.String()}, roots, o.Grace, m.Versions)
 	if err != nil {
 		stopAll(procs)
 		return &ConfigError{Err: err}

@@ -104,7 +104,7 @@ func (c *drainConn) SessionID() string { return c.inner.SessionID() }
 
 // Serve runs the front server on t until its input ends or Stop is called.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
-	err := s.MCP.Run(ctx, &drainTransport{inner: profile.Transport(t), s: s})
+	err := s.MCP.Run(ctx, &drainTransport{inner: profile.TransportFor(t, s.profile), s: s})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

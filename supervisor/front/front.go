@@ -1,7 +1,8 @@
 // Package front is the supervisor's own MCP server: the union of every
 // root's masked tools, each named <root>_<tool>, routed to that root's
-// worker session. Results come back unchanged; a root that is down answers
-// with a tool error naming it and its state.
+// worker session, for hosts of both protocol eras (see era.go). Results
+// come back unchanged but for the era's own members; a root that is down
+// answers with a tool error naming it and its state.
 package front
 
 import (
@@ -58,6 +59,7 @@ func timedOut(r Root, timeout time.Duration) *mcp.CallToolResult {
 type Server struct {
 	MCP *mcp.Server
 
+	profile  profile.Config
 	impl     *mcp.Implementation
 	implJSON json.RawMessage // impl encoded, put in every relayed result
 	routes   map[string]route
@@ -78,14 +80,22 @@ type Server struct {
 // ToolName is the front name of a root's tool.
 func ToolName(root, tool string) string { return root + "_" + tool }
 
-// New builds the front server over roots, in their order. grace bounds how
-// long a stop waits for requests in flight.
-func New(impl *mcp.Implementation, roots []Root, grace time.Duration) (*Server, error) {
+// New builds the front server over roots, in their order, serving the
+// protocol revisions versions lists (nil: profile.Revisions, both eras).
+// grace bounds how long a stop waits for requests in flight.
+func New(impl *mcp.Implementation, roots []Root, grace time.Duration, versions []string) (*Server, error) {
 	implJSON, err := json.Marshal(impl)
 	if err != nil {
 		return nil, fmt.Errorf("front: encode server info: %w", err)
 	}
-	s := &Server{MCP: profile.New(impl, ""), impl: impl, implJSON: implJSON, routes: map[string]route{}, grace: grace, stopped: make(chan struct{}), drainStarted: make(chan struct{})}
+	if versions == nil {
+		versions = profile.Revisions
+	}
+	if err := profile.CheckVersions(versions); err != nil {
+		return nil, fmt.Errorf("front: protocol versions: %w", err)
+	}
+	pc := profile.Config{Versions: profile.Newest(versions), Hint: restrictedHint}
+	s := &Server{MCP: profile.NewFor(impl, pc), profile: pc, impl: impl, implJSON: implJSON, routes: map[string]route{}, grace: grace, stopped: make(chan struct{}), drainStarted: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	seen := map[string]bool{}
 	for _, r := range roots {
@@ -107,6 +117,10 @@ func New(impl *mcp.Implementation, roots []Root, grace time.Duration) (*Server, 
 	}
 	return s, nil
 }
+
+// restrictedHint ends the refusal of an initialize where the manifest
+// lists no 2025 revision.
+const restrictedHint = "this supervisor's manifest restricts protocol_versions to the 2026-07-28 era"
 
 func toolError(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
@@ -130,7 +144,7 @@ func (s *Server) forward(r Root, tool string) mcp.ToolHandler {
 		defer cancel()
 		res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err == nil {
-			return res, nil
+			return hostResult(res), nil
 		}
 		var rpcErr *jsonrpc.Error
 		switch {

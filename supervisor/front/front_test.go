@@ -72,7 +72,7 @@ func newRoot(t *testing.T, name string) *root {
 
 func serve(t *testing.T, roots ...Root) (*Server, *mcp.ClientSession) {
 	t.Helper()
-	fs, err := New(&mcp.Implementation{Name: "front", Version: "1"}, roots, time.Second)
+	fs, err := New(&mcp.Implementation{Name: "front", Version: "1"}, roots, time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,37 +168,47 @@ func TestFront(t *testing.T) {
 
 func TestFrontDuplicateNames(t *testing.T) {
 	a := newRoot(t, "alpha")
-	if _, err := New(&mcp.Implementation{Name: "front", Version: "1"}, []Root{a, a}, time.Second); err == nil {
+	if _, err := New(&mcp.Implementation{Name: "front", Version: "1"}, []Root{a, a}, time.Second, nil); err == nil {
 		t.Fatal("two roots producing alpha_echo were accepted")
 	}
 }
 
 // TestWorkerParams: the worker gets its own tool name and every other
-// member as the host sent it, in its order; params whose meaning takes a
-// decoder to settle go the SDK's way (ok false).
+// member as the host sent it, in its order, a 2025 host's _meta with the
+// 2026-07-28 claim added; params whose meaning takes a decoder to settle
+// go the SDK's way (ok false).
 func TestWorkerParams(t *testing.T) {
+	const claim = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
 	tests := []struct {
 		name, params string
 		front, want  string // the front tool name and the worker's params
-		ok           bool
+		modern, ok   bool
 	}{
-		{"members kept as sent", `{"_meta":{"progressToken":7}, "name" : "reader_read_text_file","arguments":{ "path" : "a\"b.txt" }}`,
-			"reader_read_text_file", `{"name":"read_text_file","_meta":{"progressToken":7},"arguments":{ "path" : "a\"b.txt" }}`, true},
-		{"name only", `{"name":"reader_read_text_file"}`, "reader_read_text_file", `{"name":"read_text_file"}`, true},
+		{"2026-07-28: members kept as sent", `{"_meta":{"progressToken":7,` + claim + `}, "name" : "reader_read_text_file","arguments":{ "path" : "a\"b.txt" }}`,
+			"reader_read_text_file", `{"name":"read_text_file","_meta":{"progressToken":7,` + claim + `},"arguments":{ "path" : "a\"b.txt" }}`, true, true},
+		{"2025: the claim added to _meta", `{"_meta":{"progressToken":7}, "name" : "reader_read_text_file","arguments":{ "path" : "a\"b.txt" }}`,
+			"reader_read_text_file", `{"name":"read_text_file","_meta":{` + claim + `,"progressToken":7},"arguments":{ "path" : "a\"b.txt" }}`, false, true},
+		{"2025: an empty _meta", `{"_meta":{ }, "name":"reader_read_text_file"}`, "reader_read_text_file", `{"name":"read_text_file","_meta":{` + claim + `}}`, false, true},
+		{"2025: name only", `{"name":"reader_read_text_file"}`, "reader_read_text_file", `{"name":"read_text_file","_meta":{` + claim + `}}`, false, true},
+		{"2025: a revision of its own named", `{"name":"r_t","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, "", "", false, false},
+		{"2025: another protocol member", `{"name":"r_t","_meta":{"io.modelcontextprotocol/clientInfo":{}}}`, "", "", false, false},
 		{"escaped name decoded", `{"name":"reader_read\u005ftext_file","arguments":{}}`,
-			"reader_read_text_file", `{"name":"read_text_file","arguments":{}}`, true},
-		{"no name", `{"arguments":{}}`, "", "", false},
-		{"name not a string", `{"name":7}`, "", "", false},
-		{"name twice", `{"name":"a","name":"b"}`, "", "", false},
-		{"member twice", `{"name":"a","arguments":{},"arguments":{"x":1}}`, "", "", false},
-		{"escaped key", `{"name":"a","argum\u0065nts":{}}`, "", "", false},
-		{"not an object", `["name"]`, "", "", false},
+			"reader_read_text_file", `{"name":"read_text_file","arguments":{},"_meta":{` + claim + `}}`, false, true},
+		{"_meta null", `{"name":"a","_meta":null}`, "", "", false, false},
+		{"_meta in another case", `{"name":"a","_Meta":{}}`, "", "", false, false},
+		{"_meta key escaped", `{"name":"a","_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}`, "", "", false, false},
+		{"no name", `{"arguments":{}}`, "", "", false, false},
+		{"name not a string", `{"name":7}`, "", "", false, false},
+		{"name twice", `{"name":"a","name":"b"}`, "", "", false, false},
+		{"member twice", `{"name":"a","arguments":{},"arguments":{"x":1}}`, "", "", false, false},
+		{"escaped key", `{"name":"a","argum\u0065nts":{}}`, "", "", false, false},
+		{"not an object", `["name"]`, "", "", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, ok := splitCall(json.RawMessage(tt.params))
-			if ok != tt.ok || c.name != tt.front {
-				t.Fatalf("splitCall = %q, %v; want %q, %v", c.name, ok, tt.front, tt.ok)
+			if ok != tt.ok || c.name != tt.front || c.modern != tt.modern {
+				t.Fatalf("splitCall = %q, modern %v, %v; want %q, %v, %v", c.name, c.modern, ok, tt.front, tt.modern, tt.ok)
 			}
 			if !ok {
 				return
@@ -246,6 +256,21 @@ func FuzzSplitCall(f *testing.F) {
 			t.Fatal(err)
 		}
 		want["name"] = "tool"
+		if !c.modern {
+			// A 2025 call gets the claim, and has no protocol member of its own.
+			meta, _ := want["_meta"].(map[string]any)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			for k := range meta {
+				if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+					t.Fatalf("splitCall(%q) took a 2025 call with %s", params, k)
+				}
+			}
+			meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
+			meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{}
+			want["_meta"] = meta
+		}
 		if !reflect.DeepEqual(worker, want) {
 			t.Fatalf("workerParams(%q) = %s, want %v", params, got, want)
 		}

@@ -124,7 +124,7 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	s.pendingAdd(1)
 	if why := s.relayed.admit(root, req.ID, cancel); why != "" {
 		cancel()
-		out := s.toolErrorResponse(toolError(why))
+		out := s.toolErrorResponse(toolError(why), call.modern)
 		out.ID = req.ID
 		_ = c.Write(context.Background(), out)
 		return true
@@ -135,7 +135,7 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	// also reads the worker's probe answers.
 	callPool.Go(func() {
 		rl.Go(ctx, "tools/call", params, func(resp *jsonrpc.Response, err error) {
-			out := s.relayAnswer(ctx, rt.root, timeout, resp, err)
+			out := s.relayAnswer(ctx, rt.root, timeout, call.modern, resp, err)
 			cancel()
 			out.ID = req.ID
 			c.answers <- relayedAnswer{out: out, root: root}
@@ -172,26 +172,33 @@ func (c *drainConn) writeAnswers() {
 }
 
 // relayedCall is a tools/call's params as the relay path takes them: the
-// tool's front name, and the other members (arguments, _meta) as the host
-// wrote them, keys included, in its order.
+// tool's front name, the other members (arguments, _meta) as the host
+// wrote them, keys included, in its order, and the host's era.
 type relayedCall struct {
-	name string
-	rest [][2][]byte
+	name   string
+	rest   [][2][]byte
+	modern bool // the call names 2026-07-28 in _meta; else the host began with initialize
 }
 
 // splitCall splits a tools/call's params, or reports false for params the
 // relay path leaves to the SDK: not an object, no name or one that is not
-// a string, or a key written with an escape or twice (whose meaning a
-// decoder settles, not a byte comparison).
+// a string, a key written with an escape or twice (whose meaning a
+// decoder settles, not a byte comparison), _meta spelled in another case,
+// or a _meta metaEra leaves to the SDK.
 func splitCall(params json.RawMessage) (relayedCall, bool) {
 	var c relayedCall
-	var name []byte
+	var name, meta []byte
 	ok := jsonstr.UniqueMembers(params, func(k, v []byte) bool {
-		if string(k) == `"name"` {
+		switch {
+		case string(k) == `"name"`:
 			name = v
-		} else {
-			c.rest = append(c.rest, [2][]byte{k, v})
+			return true
+		case string(k) == metaKey:
+			meta = v
+		case bytes.EqualFold(k, []byte(metaKey)):
+			return false
 		}
+		c.rest = append(c.rest, [2][]byte{k, v})
 		return true
 	})
 	if !ok {
@@ -200,30 +207,45 @@ func splitCall(params json.RawMessage) (relayedCall, bool) {
 	if c.name, ok = jsonstr.Unquote(name); !ok {
 		return relayedCall{}, false
 	}
+	if meta != nil {
+		if c.modern, ok = metaEra(meta); !ok {
+			return relayedCall{}, false
+		}
+	}
 	return c, true
 }
 
 // workerParams are the params of the call for the worker: its own name for
-// the tool, then the other members as the host sent them. They come from
-// a line already decoded, so they are valid JSON and are copied, not
+// the tool, then the other members as the host sent them, a 2025 host's
+// _meta with the 2026-07-28 claim added (see legacyMeta). They come from a
+// line already decoded, so they are valid JSON and are copied, not
 // encoded again.
 func (c relayedCall) workerParams(tool string) (json.RawMessage, error) {
 	name, err := json.Marshal(tool)
 	if err != nil {
 		return nil, fmt.Errorf("front: encode tool name: %w", err)
 	}
-	size := len(name) + 10
+	size := len(name) + len(modernClaim) + 24
 	for _, m := range c.rest {
 		size += len(m[0]) + len(m[1]) + 2
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"name":`...)
 	b = append(b, name...)
+	claimed := c.modern
 	for _, m := range c.rest {
+		v := m[1]
+		if !claimed && string(m[0]) == metaKey {
+			v, claimed = legacyMeta(v), true
+		}
 		b = append(b, ',')
 		b = append(b, m[0]...)
 		b = append(b, ':')
-		b = append(b, m[1]...)
+		b = append(b, v...)
+	}
+	if !claimed {
+		b = append(b, `,"_meta":`...)
+		b = append(b, legacyMeta(nil)...)
 	}
 	return append(b, '}'), nil
 }
@@ -250,8 +272,8 @@ func (s *Server) takeCancel(req *jsonrpc.Request) bool {
 }
 
 // relayAnswer is the response for the host (its ID still to be set) to a
-// relayed call that ended with resp or err.
-func (s *Server) relayAnswer(ctx context.Context, r Root, timeout time.Duration, resp *jsonrpc.Response, err error) *jsonrpc.Response {
+// relayed call that ended with resp or err; modern is the host's era.
+func (s *Server) relayAnswer(ctx context.Context, r Root, timeout time.Duration, modern bool, resp *jsonrpc.Response, err error) *jsonrpc.Response {
 	switch {
 	case err == nil && isBusy(resp.Error):
 		// The worker holds as many calls as it takes: calls the host
@@ -259,17 +281,21 @@ func (s *Server) relayAnswer(ctx context.Context, r Root, timeout time.Duration,
 		// (past the 64 it lets go of). The host gets the tool error the
 		// front's own quota gives, naming the root, not the worker's
 		// JSON-RPC error naming "the server".
-		return s.toolErrorResponse(toolError(jsonl.Busy("root "+r.Name(), RootCalls)))
+		return s.toolErrorResponse(toolError(jsonl.Busy("root "+r.Name(), RootCalls)), modern)
+	case err == nil && resp.Error != nil:
+		return &jsonrpc.Response{Error: resp.Error}
+	case err == nil && modern:
+		return &jsonrpc.Response{Result: s.ownServerInfo(resp.Result)}
 	case err == nil:
-		return &jsonrpc.Response{Result: s.ownServerInfo(resp.Result), Error: resp.Error}
+		return &jsonrpc.Response{Result: legacyResult(resp.Result)}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return s.toolErrorResponse(timedOut(r, timeout))
+		return s.toolErrorResponse(timedOut(r, timeout), modern)
 	case ctx.Err() != nil:
 		// The host cancelled the call. The transport sends nothing for
 		// it; this answer only frees its slot.
 		return &jsonrpc.Response{Error: &jsonrpc.Error{Code: codeRequestCancelled, Message: "request cancelled"}}
 	}
-	return s.toolErrorResponse(callFailed(r, err))
+	return s.toolErrorResponse(callFailed(r, err), modern)
 }
 
 // isBusy reports whether a worker's error is its refusal of a call past
@@ -283,14 +309,10 @@ func isBusy(err error) bool {
 // call.
 const codeRequestCancelled = -32800
 
-// toolErrorResponse is a response carrying res, a tool error of the front.
-func (s *Server) toolErrorResponse(res *mcp.CallToolResult) *jsonrpc.Response {
-	res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: s.impl}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return &jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}}
-	}
-	return &jsonrpc.Response{Result: b}
+// toolErrorResponse is a response carrying res, a tool error of the front
+// (one text), for a host of the era modern says.
+func (s *Server) toolErrorResponse(res *mcp.CallToolResult, modern bool) *jsonrpc.Response {
+	return &jsonrpc.Response{Result: s.toolErrorResult(res.Content[0].(*mcp.TextContent).Text, modern)}
 }
 
 // serverInfoKey is the _meta member in which a result names its server.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestOwnServerInfo(t *testing.T) {
-	s, err := New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: "v1"}, nil, 0)
+	s, err := New(&mcp.Implementation{Name: "fsmcp-supervisor", Version: "v1"}, nil, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
