@@ -154,8 +154,16 @@ func launchSupervisor(t testing.TB, manifest, worker string, env ...string) *sup
 
 func launchSupervisorArgs(t testing.TB, args []string, env ...string) *supervisorProc {
 	t.Helper()
+	return launchSupervisorIn(t, "", args, env...)
+}
+
+// launchSupervisorIn is launchSupervisorArgs in the working directory dir
+// ("": the test's).
+func launchSupervisorIn(t testing.TB, dir string, args []string, env ...string) *supervisorProc {
+	t.Helper()
 	bins := buildSupervisorBins(t)
 	cmd := exec.Command(bins.supervisor, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	// Its own process group, so a test can signal the whole group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

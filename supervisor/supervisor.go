@@ -30,7 +30,10 @@ const DefaultGrace = 5 * time.Second
 
 // Options configure Run.
 type Options struct {
-	Manifest  string
+	Manifest string
+	// Roots, when set, is served instead of the Manifest file: a root
+	// given on the command line (manifest.FromFlags).
+	Roots     *manifest.Manifest
 	WorkerBin string
 	Stdin     io.Reader
 	Stdout    io.Writer
@@ -65,6 +68,17 @@ func Load(file string, lookup func(string) (string, bool)) (*manifest.Manifest, 
 	return m, nil
 }
 
+// load is the manifest to serve: Roots, or the Manifest file's.
+func (o Options) load(lookup func(string) (string, bool)) (*manifest.Manifest, error) {
+	if o.Roots == nil {
+		return Load(o.Manifest, lookup)
+	}
+	if err := o.Roots.CheckEnv(lookup); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	return o.Roots, nil
+}
+
 // Run serves until stdin ends or a signal arrives. It returns nil on a clean
 // stop, a *ConfigError for configuration problems found before serving.
 func Run(ctx context.Context, o Options) error {
@@ -84,7 +98,7 @@ func Run(ctx context.Context, o Options) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	m, err := Load(o.Manifest, lookup)
+	m, err := o.load(lookup)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@
 // reference in manifests/.
 //
 //	fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
+//	fsmcp-supervisor --root DIR --include GLOB [--tools read] [...]   one root, no manifest file
 //	fsmcp-supervisor tools --manifest FILE               list the tools a host would see
 //	fsmcp-supervisor call --manifest FILE TOOL [JSON] [--all]   make one call, print the result
 //	fsmcp-supervisor check FILE...                       validate manifests, start nothing
@@ -29,6 +30,7 @@ import (
 const exitUsage = 64
 
 const usage = `Usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
+       fsmcp-supervisor --root DIR --include GLOB [root options] [--worker BIN] [--grace 5s] [--log-level warn]
        fsmcp-supervisor tools --manifest FILE [--json]
        fsmcp-supervisor call --manifest FILE TOOL [JSON-ARGUMENTS] [--all]
        fsmcp-supervisor check FILE...
@@ -38,6 +40,11 @@ Serve the roots of a manifest (YAML, version 1) on one stdio MCP connection,
 one fsmcp-worker process per root.
 
   --manifest FILE   the manifest; relative root paths are resolved against its folder
+  --root DIR        instead of a manifest, serve one root named by the worker's own
+                    options: --root, --include (required), --exclude,
+                    --no-default-exclude, --tools (all), --name (root; its tools are
+                    <name>_<tool>), the --max-* limits and --cursor-key-env, and
+                    --call-timeout D (30s)
   --worker BIN      the fsmcp-worker binary (default: next to this binary, then $PATH)
   --grace D         how long calls in flight may run at shutdown (5s)
   --log-level L     trace, debug, info, warn, error or off (warn); hclog lines on stderr
@@ -98,7 +105,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	grace := fl.Duration("grace", supervisor.DefaultGrace, "")
 	logLevel := fl.String("log-level", supervisor.DefaultLogLevel.String(), "")
 	showVersion := fl.Bool("version", false, "")
-	const short = "usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]"
+	root := oneRoot(fl)
+	const short = "usage: fsmcp-supervisor --manifest FILE | --root DIR --include GLOB [root options] [--worker BIN] [--grace 5s] [--log-level warn]"
 	if code, done := parseFlags(fl, args, short, stdout, stderr); done {
 		return code
 	}
@@ -106,7 +114,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "fsmcp-supervisor %s\n", version.String())
 		return 0
 	}
-	if *manifestFile == "" || fl.NArg() > 0 {
+	switch {
+	case *manifestFile != "" && (root.Root != "" || rootOptionGiven(fl)):
+		return usageError(stderr, errors.New("--manifest and the options of a root (--root, --include, ...) are two ways to name what to serve; give one"))
+	case (*manifestFile == "" && root.Root == "") || fl.NArg() > 0:
 		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
 		return exitUsage
 	}
@@ -114,14 +125,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	bin, err := findWorker(*workerBin)
-	if err != nil {
+	opts := supervisor.Options{Manifest: *manifestFile, Stdin: stdin, Stdout: stdout, Stderr: stderr, Grace: *grace,
+		Logger: supervisor.NewLogger(stderr, level)}
+	if root.Root != "" {
+		if opts.Roots, err = rootManifest(root); err != nil {
+			var all manifest.Errors
+			if !errors.As(err, &all) {
+				return usageError(stderr, err)
+			}
+			for _, e := range all {
+				fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", e)
+			}
+			return exitUsage
+		}
+	}
+	if opts.WorkerBin, err = findWorker(*workerBin); err != nil {
 		return usageError(stderr, err)
 	}
-	err = supervisor.Run(context.Background(), supervisor.Options{
-		Manifest: *manifestFile, WorkerBin: bin, Stdin: stdin, Stdout: stdout, Stderr: stderr, Grace: *grace,
-		Logger: supervisor.NewLogger(stderr, level),
-	})
+	err = supervisor.Run(context.Background(), opts)
 	var ce *supervisor.ConfigError
 	switch {
 	case err == nil:
@@ -132,6 +153,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
 		return 1
 	}
+}
+
+// rootManifest is the manifest of the root given on the command line,
+// relative to the working directory.
+func rootManifest(f *manifest.RootFlags) (*manifest.Manifest, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("the working directory: %w", err)
+	}
+	return manifest.FromFlags(dir, *f)
 }
 
 func newFlags() *flag.FlagSet {

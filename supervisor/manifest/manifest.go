@@ -67,7 +67,9 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		b.WriteString(":" + strconv.Itoa(e.Line))
 	}
-	b.WriteString(": ")
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
 	if e.Field != "" {
 		b.WriteString(e.Field + ": ")
 	}
@@ -191,7 +193,11 @@ func (m *Manifest) CheckEnv(lookup func(string) (string, bool)) error {
 			continue
 		}
 		if v, ok := lookup(r.CursorKeyEnv); !ok || v == "" {
-			errs = append(errs, &Error{File: m.File, Line: r.cursorKeyLine, Field: field(i, "cursor_key_env"), Msg: fmt.Sprintf("environment variable %s is not set", r.CursorKeyEnv)})
+			f := field(i, "cursor_key_env")
+			if m.File == "" { // FromFlags
+				f = optionOf(f)
+			}
+			errs = append(errs, &Error{File: m.File, Line: r.cursorKeyLine, Field: f, Msg: fmt.Sprintf("environment variable %s is not set", r.CursorKeyEnv)})
 		}
 	}
 	if len(errs) > 0 {

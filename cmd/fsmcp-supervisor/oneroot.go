@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+	"strings"
+
+	"github.com/fsmcp/fsmcp/internal/limits"
+	"github.com/fsmcp/fsmcp/supervisor/manifest"
+)
+
+// repeated is a flag that may be given more than once.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// oneRoot registers on fl the options of a root given on the command line
+// rather than in a manifest: the worker's own (--root, --name, --include,
+// --exclude, --no-default-exclude, --tools, every --max-* limit,
+// --cursor-key-env) and the manifest's --call-timeout. It returns what
+// they fill in once fl is parsed.
+func oneRoot(fl *flag.FlagSet) *manifest.RootFlags {
+	f := &manifest.RootFlags{Limits: map[string]string{}}
+	fl.StringVar(&f.Root, "root", "", "")
+	fl.StringVar(&f.Name, "name", "", "")
+	fl.Var((*repeated)(&f.Include), "include", "")
+	fl.Var((*repeated)(&f.Exclude), "exclude", "")
+	fl.BoolVar(&f.NoDefaultExclude, "no-default-exclude", false, "")
+	fl.StringVar(&f.Tools, "tools", "", "")
+	fl.StringVar(&f.CursorKeyEnv, "cursor-key-env", "", "")
+	fl.StringVar(&f.CallTimeout, "call-timeout", "", "")
+	for _, l := range limits.Table {
+		fl.Func(strings.TrimPrefix(l.Flag(), "--"), "", func(v string) error {
+			if _, seen := f.Limits[l.Key]; !seen {
+				f.LimitOrder = append(f.LimitOrder, l.Key)
+			}
+			f.Limits[l.Key] = v
+			return nil
+		})
+	}
+	return f
+}
+
+// rootOptionGiven reports whether fl was given an option of oneRoot other
+// than --root.
+func rootOptionGiven(fl *flag.FlagSet) bool {
+	given := false
+	fl.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "manifest", "worker", "grace", "log-level", "version", "root":
+		default:
+			given = true
+		}
+	})
+	return given
+}
