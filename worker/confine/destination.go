@@ -11,11 +11,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// destination is what a write must carry over from the file it replaces.
+// destination is the file a write replaces, as checked: an O_PATH
+// descriptor of it, held until the replacement is done so that its inode
+// cannot be reused, and what the new file carries over from it.
 type destination struct {
+	fd       int
+	dev, ino uint64
 	uid, gid uint32
 	mode     uint32 // permission and set-id bits
 	xattrs   []xattr
+}
+
+// close lets go of the destination's descriptor; d may be nil.
+func (d *destination) close() {
+	if d != nil {
+		unix.Close(d.fd)
+	}
 }
 
 type xattr struct {
@@ -24,11 +35,12 @@ type xattr struct {
 }
 
 // inspectDestination checks the write destination name in the root: nil
-// when it does not exist, its metadata when it is a regular file this
-// process may write, else ErrNotWritable. It looks through an O_PATH
-// descriptor, which never opens the file itself, so a FIFO's writer is not
-// woken and a device is not touched; the access check uses the effective
-// ids (AT_EACCESS), so a read-only mount or an immutable file is refused too.
+// when it does not exist, the file as checked when it is a regular file
+// this process may write, else ErrNotWritable. The caller closes what it
+// returns. It looks through an O_PATH descriptor, which never opens the
+// file itself, so a FIFO's writer is not woken and a device is not
+// touched; the access check uses the effective ids (AT_EACCESS), so a
+// read-only mount or an immutable file is refused too.
 func inspectDestination(rootfd int, name string) (*destination, error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Openat(rootfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -39,28 +51,41 @@ func inspectDestination(rootfd int, name string) (*destination, error) {
 	case err != nil:
 		return nil, mapErrno(err)
 	}
-	defer unix.Close(fd)
+	d := &destination{fd: fd}
+	if err := d.check(rootfd, name); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// check fills d from the file its descriptor holds, or refuses it.
+func (d *destination) check(rootfd int, name string) error {
 	// Where the root folds case, name may have found an entry spelled
 	// otherwise, one the include and exclude rules were not asked about:
 	// that entry is not the destination named.
 	if ok, err := exactName(rootfd, name); err != nil || !ok {
-		return nil, ErrNotWritable
+		return ErrNotWritable
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, ErrNotWritable
+		return ErrNotWritable
 	}
-	if err := writable(fd); err != nil {
-		return nil, err
+	if err := writable(d.fd); err != nil {
+		return err
 	}
-	xs, err := readXattrs(procPath(fd))
+	xs, err := readXattrs(procPath(d.fd))
 	if err != nil {
-		return nil, fmt.Errorf("reading extended attributes: %w", err)
+		return fmt.Errorf("reading extended attributes: %w", err)
 	}
-	return &destination{uid: st.Uid, gid: st.Gid, mode: st.Mode & 0o7777, xattrs: xs}, nil
+	d.dev, d.ino = st.Dev, st.Ino
+	d.uid, d.gid = st.Uid, st.Gid
+	d.mode = st.Mode & 0o7777
+	d.xattrs = xs
+	return nil
 }
 
 // writable reports whether this process may write the file open as the

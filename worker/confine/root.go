@@ -90,6 +90,9 @@ type Root struct {
 	// named: writes go the named way (see writeTemp); set once the
 	// O_TMPFILE way failed where the named way then succeeded.
 	named atomic.Bool
+	// plainRename: writes rename the plain way (see replace); set once
+	// the filesystem refused renameat2's flags, or by tests.
+	plainRename atomic.Bool
 }
 
 // Open opens the host directory dir as a Root. dir itself must not be a

@@ -22,9 +22,17 @@ var ErrNotWritable = errors.New("destination is not a writable regular file")
 // newFileMode is the mode of a file a write creates.
 const newFileMode = 0o600
 
-// testHookBeforeRename, when set by tests, runs in WriteFileAtomic after the
-// temp file is written and before it is renamed over the destination.
-var testHookBeforeRename func()
+// maxWriteAttempts bounds how often a write starts again from its check
+// when the entry at the destination name changed before the replacement.
+// A name that changes under every attempt is not a destination a write
+// can check: the write is refused with ErrNotWritable.
+const maxWriteAttempts = 3
+
+// errRaced is a write attempt that found, at the moment of replacement,
+// another entry at the destination name than the one it checked (or an
+// entry where there was none): it replaced nothing and left that entry
+// where it was.
+var errRaced = errors.New("the destination changed while the write was made")
 
 // WriteFileAtomic replaces (or creates) the file name, one component
 // directly in the root, with data.
@@ -35,11 +43,14 @@ var testHookBeforeRename func()
 // opened. Then a temp file named TempPrefix+random+TempSuffix is created in
 // the root with O_EXCL|O_NOFOLLOW, written, given the destination's owner,
 // group, extended attributes (POSIX ACLs included) and mode, or mode 0600
-// for a new file, fsynced and renamed over name; the root directory is
-// fsynced last. A hard link at the destination is replaced, not written
-// through. On any failure the temp file is removed and the destination is
-// left as it was.
-func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
+// for a new file, fsynced, and
+// put in place of name only if name still holds the file checked (see
+// replace); the root directory is fsynced last. A hard link at the
+// destination is replaced, not written through. When another entry took
+// the name meanwhile, the write starts again from the check, at most
+// maxWriteAttempts times, and is then refused with ErrNotWritable. On any
+// failure the temp file is removed and the destination is left as it was.
+func (r *Root) WriteFileAtomic(name string, data []byte) error {
 	if !validName(name) {
 		return fmt.Errorf("write: %w", errInvalidPath)
 	}
@@ -48,51 +59,60 @@ func (r *Root) WriteFileAtomic(name string, data []byte) (err error) {
 		return pathErr("write", name, err)
 	}
 	defer r.h.release()
-
-	dest, err := inspectDestination(rootfd, name)
+	for range maxWriteAttempts {
+		if err = r.writeOnce(rootfd, name, data); !errors.Is(err, errRaced) {
+			break
+		}
+	}
+	if errors.Is(err, errRaced) {
+		err = fmt.Errorf("%w: %w", ErrNotWritable, err)
+	}
 	if err != nil {
 		return pathErr("write", name, err)
 	}
-	tmp, err := r.writeTemp(rootfd, data, dest)
-	if err != nil {
-		return pathErr("write", name, err)
-	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			unix.Unlinkat(rootfd, tmp, 0)
-		}
-	}()
-	if testHookBeforeRename != nil {
-		testHookBeforeRename()
-	}
-	if err := unix.Renameat(rootfd, tmp, rootfd, name); err != nil {
-		if err == unix.EISDIR || err == unix.ENOTEMPTY || err == unix.EEXIST {
-			return pathErr("write", name, ErrNotWritable)
-		}
-		return pathErr("write", name, mapErrno(err))
-	}
-	renamed = true
 	if err := unix.Fsync(rootfd); err != nil {
 		return pathErr("sync", ".", err)
 	}
 	return nil
 }
 
+// writeOnce checks the destination, writes the temp file and puts it in
+// place of name.
+func (r *Root) writeOnce(rootfd int, name string, data []byte) error {
+	dest, err := inspectDestination(rootfd, name)
+	if err != nil {
+		return err
+	}
+	defer dest.close()
+	tmp, err := r.writeTemp(rootfd, data, dest)
+	if err != nil {
+		return err
+	}
+	return r.replace(rootfd, tmp, name, dest)
+}
+
+// tempFile is a finished temp file: its name in the root and its inode.
+type tempFile struct {
+	name     string
+	dev, ino uint64
+}
+
 // writeTemp writes data to a new file in the root, gives it dest's
-// metadata, fsyncs it, and returns the temporary name it then has there.
+// metadata, fsyncs it, and returns it under the temporary name it then has
+// there.
 //
 // Where the filesystem can, the file is made with O_TMPFILE and named only
 // once it is complete, so a worker killed while writing (or a crash) leaves
-// nothing in the root but during the two system calls that name it and
-// rename it into place. Elsewhere (no O_TMPFILE, as on NFS, or no way to
+// nothing in the root but between the system call that names it and the
+// one that puts it in place (or, after an exchange, removes the file it
+// replaced, then under the temporary name). Elsewhere (no O_TMPFILE, as on NFS, or no way to
 // link one, as on some FUSE filesystems) it is created under its
 // temporary name; a worker killed meanwhile leaves that file, which no
 // tool serves. A root whose filesystem took the named way after the
 // O_TMPFILE way failed goes the named way from then on: some FUSE
 // filesystems make an O_TMPFILE file and only then fail, so each write
 // would be written twice.
-func (r *Root) writeTemp(rootfd int, data []byte, dest *destination) (string, error) {
+func (r *Root) writeTemp(rootfd int, data []byte, dest *destination) (tempFile, error) {
 	tried := false
 	if !r.named.Load() {
 		fd, err := retryEINTR(func() (int, error) {
@@ -110,19 +130,20 @@ func (r *Root) writeTemp(rootfd int, data []byte, dest *destination) (string, er
 	// open fails with EOPNOTSUPP where the filesystem has no O_TMPFILE
 	// (EISDIR on kernels without it); some FUSE filesystems make the file
 	// but then fail to set its attributes (ENOENT) or to link it (EXDEV).
-	tmp, fd, err := createTemp(rootfd)
+	name, fd, err := createTemp(rootfd)
 	if err != nil {
-		return "", err
+		return tempFile{}, err
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	if err := fillTemp(f, data, dest); err != nil {
+	f := os.NewFile(uintptr(fd), name)
+	tmp := tempFile{name: name}
+	if tmp.dev, tmp.ino, err = fillTemp(f, data, dest); err != nil {
 		f.Close()
-		unix.Unlinkat(rootfd, tmp, 0)
-		return "", err
+		unix.Unlinkat(rootfd, name, 0)
+		return tempFile{}, err
 	}
 	if err := f.Close(); err != nil {
-		unix.Unlinkat(rootfd, tmp, 0)
-		return "", unwrapPathError(err)
+		unix.Unlinkat(rootfd, name, 0)
+		return tempFile{}, unwrapPathError(err)
 	}
 	if tried {
 		r.named.Store(true)
@@ -132,15 +153,16 @@ func (r *Root) writeTemp(rootfd int, data []byte, dest *destination) (string, er
 
 // linkedTemp fills the O_TMPFILE file open as fd (closing it) and links it
 // into the root under a fresh temporary name.
-func linkedTemp(rootfd, fd int, data []byte, dest *destination) (string, error) {
+func linkedTemp(rootfd, fd int, data []byte, dest *destination) (tempFile, error) {
 	f := os.NewFile(uintptr(fd), "tmpfile")
-	err := fillTemp(f, data, dest)
-	var tmp string
+	var tmp tempFile
+	var err error
+	tmp.dev, tmp.ino, err = fillTemp(f, data, dest)
 	if err == nil {
-		tmp, err = linkTemp(rootfd, fd)
+		tmp.name, err = linkTemp(rootfd, fd)
 	}
 	if closeErr := f.Close(); err == nil && closeErr != nil {
-		unix.Unlinkat(rootfd, tmp, 0)
+		unix.Unlinkat(rootfd, tmp.name, 0)
 		err = closeErr
 	}
 	return tmp, err
@@ -196,26 +218,31 @@ func freshTemp(try func(tmp string) error) (string, error) {
 }
 
 // fillTemp writes data to the temp file f, gives it the destination's
-// metadata (or mode 0600 when there is no destination) and fsyncs it. The
-// data goes first: a write by an unprivileged process clears set-id bits,
-// and a chown clears them and file capabilities, so the metadata follows in
-// the order owner, attributes, mode.
-func fillTemp(f *os.File, data []byte, dest *destination) error {
+// metadata (or mode 0600 when there is no destination), fsyncs it and
+// returns its device and inode. The data goes first: a write by an
+// unprivileged process clears set-id bits, and a chown clears them and
+// file capabilities, so the metadata follows in the order owner,
+// attributes, mode.
+func fillTemp(f *os.File, data []byte, dest *destination) (dev, ino uint64, err error) {
 	if _, err := f.Write(data); err != nil {
-		return unwrapPathError(err)
+		return 0, 0, unwrapPathError(err)
 	}
 	fd := int(f.Fd())
 	if dest == nil {
 		if err := unix.Fchmod(fd, newFileMode); err != nil {
-			return fmt.Errorf("setting the mode: %w", err)
+			return 0, 0, fmt.Errorf("setting the mode: %w", err)
 		}
 	} else if err := dest.applyTo(fd); err != nil {
-		return err
+		return 0, 0, err
 	}
 	if err := f.Sync(); err != nil {
-		return unwrapPathError(err)
+		return 0, 0, unwrapPathError(err)
 	}
-	return nil
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, 0, err
+	}
+	return st.Dev, st.Ino, nil
 }
 
 // unwrapPathError strips the *os.PathError wrapper (whose Path is the temp

@@ -5,6 +5,7 @@ package confine
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,7 +78,6 @@ func TestWriteFileAtomic(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, root, outside string)
-		hook  func(root string)
 		want  error
 		check func(t *testing.T, root, outside string)
 	}{
@@ -249,34 +249,18 @@ func TestWriteFileAtomic(t *testing.T) {
 			},
 			want: ErrNotWritable,
 		},
-		{
-			name: "destination becomes a directory before rename",
-			hook: func(root string) { os.Mkdir(filepath.Join(root, "dst"), 0o755) },
-			want: ErrNotWritable,
-		},
-		{
-			name: "destination becomes a non-empty directory before rename",
-			hook: func(root string) {
-				os.Mkdir(filepath.Join(root, "dst"), 0o755)
-				os.WriteFile(filepath.Join(root, "dst", "x"), nil, 0o644)
-			},
-			want: ErrNotWritable,
-		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		renames(t, tt.name, func(t *testing.T, plain bool) {
 			root, outside := fixture(t)
 			r, err := Open(root)
 			must(t, err)
 			defer r.Close()
+			r.plainRename.Store(plain)
 			if tt.setup != nil {
 				tt.setup(t, root, outside)
 			}
 			before, _ := os.Lstat(filepath.Join(root, "dst"))
-			if tt.hook != nil {
-				testHookBeforeRename = func() { tt.hook(root) }
-				defer func() { testHookBeforeRename = nil }()
-			}
 			data := []byte("new data\n")
 			err = r.WriteFileAtomic("dst", data)
 			checkErr(t, err, tt.want, root, outside)
@@ -330,6 +314,30 @@ func TestWriteFileAtomic(t *testing.T) {
 	})
 }
 
+// renames runs f as a subtest named name once with renameat2's flags and
+// once the plain way, as on a filesystem that refuses them.
+func renames(t *testing.T, name string, f func(t *testing.T, plain bool)) {
+	t.Helper()
+	for _, plain := range []bool{false, true} {
+		way := "/renameat2"
+		if plain {
+			way = "/plain"
+		}
+		t.Run(name+way, func(t *testing.T) { f(t, plain) })
+	}
+}
+
+// plantMode writes an old file at p and gives it mode (after the write,
+// so no umask applies).
+func plantMode(t *testing.T, p string, mode uint32) {
+	t.Helper()
+	must(t, os.WriteFile(p, []byte("old"), 0o600))
+	must(t, unix.Chmod(p, mode))
+	if st := lstat(t, p); st.Mode&0o7777 != mode {
+		t.Fatalf("planted mode %o, want %o", st.Mode&0o7777, mode)
+	}
+}
+
 // TestWriteFIFONotOpened: refusing a FIFO destination never opens it, so a
 // reader blocked opening it stays blocked.
 func TestWriteFIFONotOpened(t *testing.T) {
@@ -367,5 +375,106 @@ func setFlags(t *testing.T, p string, flags int) {
 	defer f.Close()
 	if err := unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, flags); err != nil {
 		t.Fatalf("FS_IOC_SETFLAGS on %s: %v (needs root on ext4, xfs or btrfs)", p, err)
+	}
+}
+
+// TestReplaceRaces changes the entry at the destination name between a
+// write's check and its replacement, as another process may: replace
+// finds that the name no longer holds what was checked, replaces nothing,
+// leaves that entry where it is and removes its temp file. The same
+// inode put back under the name (through another link) is the file
+// checked, and is replaced.
+func TestReplaceRaces(t *testing.T) {
+	needRoot(t)
+	regular := func(t *testing.T, root string) { plantMode(t, filepath.Join(root, "dst"), 0o644) }
+	swapIn := func(t *testing.T, root string, make func(p string) error) {
+		t.Helper()
+		p := filepath.Join(root, "swapped")
+		must(t, make(p))
+		must(t, os.Rename(p, filepath.Join(root, "dst")))
+	}
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, root string) // nil: no destination at the check
+		swap  func(t *testing.T, root string)
+		want  error
+	}{
+		{"a FIFO swapped in", regular, func(t *testing.T, root string) {
+			swapIn(t, root, func(p string) error { return unix.Mkfifo(p, 0o666) })
+		}, errRaced},
+		{"another user's read-only file swapped in", regular, func(t *testing.T, root string) {
+			swapIn(t, root, func(p string) error {
+				if err := os.WriteFile(p, []byte("theirs"), 0o444); err != nil {
+					return err
+				}
+				return os.Chown(p, nobody, nobody)
+			})
+		}, errRaced},
+		{"a writable file swapped in", regular, func(t *testing.T, root string) {
+			swapIn(t, root, func(p string) error { return os.WriteFile(p, []byte("saved meanwhile"), 0o644) })
+		}, errRaced},
+		{"a directory in place of the file", regular, func(t *testing.T, root string) {
+			must(t, os.Remove(filepath.Join(root, "dst")))
+			must(t, os.Mkdir(filepath.Join(root, "dst"), 0o755))
+			must(t, os.WriteFile(filepath.Join(root, "dst", "x"), nil, 0o644))
+		}, errRaced},
+		{"the file removed", regular, func(t *testing.T, root string) {
+			must(t, os.Remove(filepath.Join(root, "dst")))
+		}, errRaced},
+		{"a FIFO where there was nothing", nil, func(t *testing.T, root string) {
+			must(t, unix.Mkfifo(filepath.Join(root, "dst"), 0o666))
+		}, errRaced},
+		{"a directory where there was nothing", nil, func(t *testing.T, root string) {
+			must(t, os.Mkdir(filepath.Join(root, "dst"), 0o755))
+		}, errRaced},
+		{"the file checked, through another link", regular, func(t *testing.T, root string) {
+			must(t, os.Link(filepath.Join(root, "dst"), filepath.Join(root, "swapped")))
+			must(t, os.Rename(filepath.Join(root, "swapped"), filepath.Join(root, "dst")))
+		}, nil},
+	}
+	for _, tt := range tests {
+		renames(t, tt.name, func(t *testing.T, plain bool) {
+			root, outside := fixture(t)
+			r, err := Open(root)
+			must(t, err)
+			defer r.Close()
+			r.plainRename.Store(plain)
+			if tt.setup != nil {
+				tt.setup(t, root)
+			}
+			rootfd, err := r.h.acquire()
+			must(t, err)
+			defer r.h.release()
+			dest, err := inspectDestination(rootfd, "dst")
+			must(t, err)
+			defer dest.close()
+			tmp, err := r.writeTemp(rootfd, []byte("new data\n"), dest)
+			must(t, err)
+			tt.swap(t, root)
+			p := filepath.Join(root, "dst")
+			swapped, _ := os.Lstat(p)
+			err = r.replace(rootfd, tmp, "dst", dest)
+			noTemp(t, root)
+			if tt.want == nil {
+				checkErr(t, err, nil, root, outside)
+				if got := readString(t, p); got != "new data\n" {
+					t.Errorf("dst = %q, want the new data", got)
+				}
+				return
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("replace = %v, want %v", err, tt.want)
+			}
+			after, err := os.Lstat(p)
+			switch {
+			case swapped == nil && err == nil:
+				t.Errorf("dst appeared (%v)", after.Mode())
+			case swapped != nil && (err != nil || !os.SameFile(swapped, after) || after.Mode() != swapped.Mode()):
+				t.Errorf("the entry at dst changed: %v (%v), want the one swapped in (%v)", after, err, swapped.Mode())
+			}
+			if swapped != nil && swapped.Mode().IsRegular() && readString(t, p) == "new data\n" {
+				t.Error("the file swapped in holds the new data")
+			}
+		})
 	}
 }

@@ -29,6 +29,14 @@ type SyncGate struct {
 	// Tmpfiles counts the O_TMPFILE files asked for.
 	Tmpfiles atomic.Int32
 
+	// PlainRenameOnly, when set, fails a rename with flags (renameat2's
+	// RENAME_NOREPLACE or RENAME_EXCHANGE) with EINVAL, as NFS and FUSE
+	// servers without RENAME2 answer.
+	PlainRenameOnly atomic.Bool
+
+	// FlagRenames counts the renames with flags asked for.
+	FlagRenames atomic.Int32
+
 	tmpfile, link bool
 	hold          bool
 	release       chan struct{}
@@ -80,6 +88,7 @@ var (
 	_ fs.NodeTmpfiler = (*gateNode)(nil)
 	_ fs.NodeLinker   = (*gateNode)(nil)
 	_ fs.NodeFsyncer  = (*gateNode)(nil)
+	_ fs.NodeRenamer  = (*gateNode)(nil)
 )
 
 // real is the host path of the node.
@@ -137,6 +146,18 @@ func (n *gateNode) Link(ctx context.Context, target fs.InodeEmbedder, name strin
 	}
 	out.FromStat(&st)
 	return t.EmbeddedInode(), 0
+}
+
+// Rename renames as the loopback does, unless PlainRenameOnly refuses its
+// flags.
+func (n *gateNode) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	if flags != 0 {
+		n.g.FlagRenames.Add(1)
+		if n.g.PlainRenameOnly.Load() {
+			return syscall.EINVAL
+		}
+	}
+	return n.LoopbackNode.Rename(ctx, name, newParent, newName, flags)
 }
 
 // Getattr answers from the kept descriptor of an O_TMPFILE file.
