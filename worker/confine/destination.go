@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +19,7 @@ type destination struct {
 	fd       int
 	dev, ino uint64
 	uid, gid uint32
-	mode     uint32 // permission and set-id bits
+	mode     uint32 // permission bits and the sticky bit; never set-id bits
 	xattrs   []xattr
 }
 
@@ -28,6 +29,18 @@ func (d *destination) close() {
 		unix.Close(d.fd)
 	}
 }
+
+// droppedModeBits are never carried over to the new file: the text a
+// write brings is not the program its owner marked set-uid or set-gid. On
+// an in-place write the kernel drops set-uid, and set-gid where group
+// execute is set or the writer is not in the file's group, but only for a
+// writer without CAP_FSETID; a write here drops both for every writer,
+// root included.
+const droppedModeBits = unix.S_ISUID | unix.S_ISGID
+
+// xattrCapability holds a file's capabilities. It is never carried over,
+// for the same reason; the kernel removes it on every in-place write.
+const xattrCapability = "security.capability"
 
 type xattr struct {
 	name  string
@@ -83,8 +96,8 @@ func (d *destination) check(rootfd int, name string) error {
 	}
 	d.dev, d.ino = st.Dev, st.Ino
 	d.uid, d.gid = st.Uid, st.Gid
-	d.mode = st.Mode & 0o7777
-	d.xattrs = xs
+	d.mode = st.Mode & 0o7777 &^ droppedModeBits
+	d.xattrs = slices.DeleteFunc(xs, func(x xattr) bool { return x.name == xattrCapability })
 	return nil
 }
 
@@ -113,7 +126,7 @@ func procPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 // extended attributes exactly (attributes the temp file got on creation,
 // such as an ACL inherited from the directory's default ACL, are removed
 // when the destination lacks them) and its mode, then checks that all of it
-// took: chmod silently drops a set-group-id bit the caller may not set.
+// took.
 func (d *destination) applyTo(fd int) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

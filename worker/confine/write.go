@@ -42,8 +42,8 @@ var errRaced = errors.New("the destination changed while the write was made")
 // The check goes through an O_PATH descriptor, so a FIFO or device is never
 // opened. Then a temp file named TempPrefix+random+TempSuffix is created in
 // the root with O_EXCL|O_NOFOLLOW, written, given the destination's owner,
-// group, extended attributes (POSIX ACLs included) and mode, or mode 0600
-// for a new file, fsynced, and
+// group, extended attributes (POSIX ACLs included) and mode, less set-id
+// bits and file capabilities, or mode 0600 for a new file, fsynced, and
 // put in place of name only if name still holds the file checked (see
 // replace); the root directory is fsynced last. A hard link at the
 // destination is replaced, not written through. When another entry took

@@ -120,16 +120,53 @@ func TestWriteFileAtomic(t *testing.T) {
 			},
 		},
 		{
-			name: "keeps set-id bits and 0755",
+			name:  "drops set-uid, keeps 0755",
+			setup: func(t *testing.T, root, _ string) { plantMode(t, filepath.Join(root, "dst"), 0o4755) },
+			check: func(t *testing.T, root, _ string) { wantMode(t, filepath.Join(root, "dst"), 0o755) },
+		},
+		{
+			name:  "drops set-gid with group execute",
+			setup: func(t *testing.T, root, _ string) { plantMode(t, filepath.Join(root, "dst"), 0o2750) },
+			check: func(t *testing.T, root, _ string) { wantMode(t, filepath.Join(root, "dst"), 0o750) },
+		},
+		{
+			name:  "drops set-gid without group execute",
+			setup: func(t *testing.T, root, _ string) { plantMode(t, filepath.Join(root, "dst"), 0o2640) },
+			check: func(t *testing.T, root, _ string) { wantMode(t, filepath.Join(root, "dst"), 0o640) },
+		},
+		{
+			name: "drops both set-id bits of another user's file, keeps the sticky bit",
 			setup: func(t *testing.T, root, _ string) {
 				p := filepath.Join(root, "dst")
-				must(t, os.WriteFile(p, []byte("old"), 0o600))
-				must(t, unix.Chmod(p, 0o6755))
+				plantMode(t, p, 0o7755)
+				must(t, os.Chown(p, nobody, nobody))
+				must(t, unix.Chmod(p, 0o7755)) // chown cleared the set-id bits
 			},
 			check: func(t *testing.T, root, _ string) {
-				if st := lstat(t, filepath.Join(root, "dst")); st.Mode&0o7777 != 0o6755 {
-					t.Errorf("mode %o, want 6755", st.Mode&0o7777)
+				p := filepath.Join(root, "dst")
+				wantMode(t, p, 0o1755)
+				if st := lstat(t, p); st.Uid != nobody || st.Gid != nobody {
+					t.Errorf("owner %d:%d, want 65534:65534", st.Uid, st.Gid)
 				}
+			},
+		},
+		{
+			name: "drops a file capability, keeps other attributes",
+			setup: func(t *testing.T, root, _ string) {
+				p := filepath.Join(root, "dst")
+				plantMode(t, p, 0o755)
+				setXattr(t, p, "user.origin", []byte("kept"))
+				setXattr(t, p, xattrCapability, netBindCapability)
+			},
+			check: func(t *testing.T, root, _ string) {
+				p := filepath.Join(root, "dst")
+				if got := xattrOf(t, p, xattrCapability); got != nil {
+					t.Errorf("capability %x kept", got)
+				}
+				if got := xattrOf(t, p, "user.origin"); string(got) != "kept" {
+					t.Errorf("user.origin = %q", got)
+				}
+				wantMode(t, p, 0o755)
 			},
 		},
 		{
@@ -337,6 +374,17 @@ func plantMode(t *testing.T, p string, mode uint32) {
 		t.Fatalf("planted mode %o, want %o", st.Mode&0o7777, mode)
 	}
 }
+
+func wantMode(t *testing.T, p string, mode uint32) {
+	t.Helper()
+	if st := lstat(t, p); st.Mode&0o7777 != mode {
+		t.Errorf("mode %o, want %o", st.Mode&0o7777, mode)
+	}
+}
+
+// netBindCapability is a security.capability value (VFS_CAP_REVISION_2,
+// effective) granting CAP_NET_BIND_SERVICE, as setcap writes it.
+var netBindCapability = []byte{0x01, 0, 0, 0x02, 0, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 // TestWriteFIFONotOpened: refusing a FIFO destination never opens it, so a
 // reader blocked opening it stays blocked.
