@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,10 @@ type realTree struct {
 	// pauseVia, if set, is the server ("worker" or "supervisor") through
 	// which text[0] is paged with random pauses too.
 	pauseVia string
+	// scanBudget, if set, is the --max-scan-bytes of one more worker that
+	// pages the text searches: more pages, and more of them ending inside
+	// a line or among binary files.
+	scanBudget int
 }
 
 // realSearch is one search's terms: a query, or any_of when there are
@@ -79,9 +84,10 @@ func realTrees(t *testing.T) []realTree {
 				{terms: []string{"GNU General Public License", "Permission is hereby granted"}},
 				{terms: []string{"Warranty"}, fold: true},
 			},
-			files:    []realSearch{{terms: []string{"copyright"}}, {terms: []string{"README", ".GZ"}, fold: true}},
-			list:     true,
-			pauseVia: "worker",
+			files:      []realSearch{{terms: []string{"copyright"}}, {terms: []string{"README", ".GZ"}, fold: true}},
+			list:       true,
+			pauseVia:   "worker",
+			scanBudget: 256 << 10,
 		},
 		{
 			name: "include", root: realDir(t, "/usr/include", "apt-get install -y libc6-dev"),
@@ -126,9 +132,10 @@ func realTrees(t *testing.T) []realTree {
 				{terms: []string{"function"}},
 				{terms: []string{"copyright"}, fold: true},
 			},
-			files:    []realSearch{{terms: []string{"index"}}},
-			list:     true,
-			pauseVia: "supervisor",
+			files:      []realSearch{{terms: []string{"index"}}},
+			list:       true,
+			pauseVia:   "supervisor",
+			scanBudget: 64 << 10,
 		},
 	}
 }
@@ -203,12 +210,18 @@ func TestRealTrees(t *testing.T) {
 			if testing.Short() {
 				text, files = text[:1], files[:1]
 			}
+			searchers := servers
+			if tr.scanBudget != 0 {
+				s := realWorker(t, tr.root, "--max-scan-bytes", strconv.Itoa(tr.scanBudget))
+				s.kind = fmt.Sprintf("worker with --max-scan-bytes %d", tr.scanBudget)
+				searchers = append(searchers, s)
+			}
 			for j, q := range text {
 				paused := ""
 				if j == 0 {
 					paused = tr.pauseVia
 				}
-				checkTextSearch(t, tr, q, servers, paused, uint64(i+1))
+				checkTextSearch(t, tr, q, searchers, paused, uint64(i+1))
 			}
 			for _, q := range files {
 				want := wantFoundPaths(served, q.terms, q.fold)
