@@ -80,7 +80,6 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return r.msg, nil
 	case <-c.s.stopped:
-		c.s.waitAnswered()
 		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -112,10 +111,17 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 }
 
 // Stop stops taking calls and ends Serve once the requests already read are
-// answered, or after the grace period.
+// answered, or after the grace period. Meanwhile input is still read, and
+// a new call is answered with a tool error saying the supervisor is
+// shutting down, so a host is not left waiting on it.
 func (s *Server) Stop() {
 	s.beginDrain()
-	s.stopOnce.Do(func() { close(s.stopped) })
+	s.stopOnce.Do(func() {
+		go func() {
+			s.waitAnswered()
+			close(s.stopped)
+		}()
+	})
 }
 
 func (s *Server) beginDrain() {

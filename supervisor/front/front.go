@@ -66,7 +66,7 @@ type Server struct {
 	relayed  relayed
 
 	grace    time.Duration
-	stopped  chan struct{}
+	stopped  chan struct{} // closed once Stop's wait for answers is over
 	stopOnce sync.Once
 	mu       sync.Mutex
 	cond     *sync.Cond

@@ -21,6 +21,7 @@ type root struct {
 	tools   []*mcp.Tool
 	session *mcp.ClientSession
 	down    error
+	release chan struct{} // closing it ends the calls with wait set
 }
 
 func (r *root) Name() string       { return r.name }
@@ -36,6 +37,7 @@ func (r *root) StateError() error { return r.down }
 type echoIn struct {
 	Text string `json:"text"`
 	Fail bool   `json:"fail,omitempty"`
+	Wait bool   `json:"wait,omitempty"` // answer once the root's release is closed
 }
 
 type echoOut struct {
@@ -46,8 +48,12 @@ func newRoot(t *testing.T, name string) *root {
 	t.Helper()
 	ctx := context.Background()
 	srv := profile.New(&mcp.Implementation{Name: name, Version: "1"}, "")
+	release := make(chan struct{})
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo text.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoIn) (*mcp.CallToolResult, echoOut, error) {
+			if a.Wait {
+				<-release
+			}
 			if a.Fail {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "refused: " + a.Text}}}, echoOut{}, nil
 			}
@@ -67,7 +73,7 @@ func newRoot(t *testing.T, name string) *root {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &root{name: name, tools: res.Tools, session: cs}
+	return &root{name: name, tools: res.Tools, session: cs, release: release}
 }
 
 func serve(t *testing.T, roots ...Root) (*Server, *mcp.ClientSession) {
@@ -163,6 +169,63 @@ func TestFront(t *testing.T) {
 	res, err := host.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": "late"}})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "shutting down") {
 		t.Errorf("call while draining: %v %+v", err, res)
+	}
+}
+
+// TestFrontStop: once stopped, the front still reads its input and
+// answers a new call with the shutting-down tool error, while a call in
+// flight is let finish; then Serve ends.
+func TestFrontStop(t *testing.T) {
+	a := newRoot(t, "alpha")
+	fs, err := New(&mcp.Implementation{Name: "front", Version: "1"}, []Root{a}, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- fs.Serve(context.Background(), st) }()
+	ctx := context.Background()
+	host, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	released := false
+	defer func() {
+		if !released {
+			close(a.release) // so the root's session can end
+		}
+	}()
+	held := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := host.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": "held", "wait": true}})
+		held <- res
+	}()
+	time.Sleep(100 * time.Millisecond) // the held call reaches the root
+	fs.Stop()
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := host.CallTool(lctx, &mcp.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": "late"}})
+	if err != nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != "the supervisor is shutting down; no new calls are taken" {
+		t.Fatalf("call once stopped: %v %+v, want the shutting-down tool error", err, res)
+	}
+	select {
+	case err := <-served:
+		t.Fatalf("Serve ended (%v) with a call in flight", err)
+	default:
+	}
+	close(a.release)
+	released = true
+	if res := <-held; res == nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "said held" {
+		t.Errorf("the call in flight: %+v", res)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("Serve did not end once the call in flight was answered")
 	}
 }
 
