@@ -11,11 +11,16 @@ import (
 	"testing"
 )
 
-// interopClientPkg is the client the lockfile pins.
-const interopClientPkg = "node_modules/@modelcontextprotocol/client"
+// interopPkgs are the clients the lockfile pins, as installed under
+// interop/.
+var interopPkgs = []string{
+	"node_modules/@modelcontextprotocol/client",
+	"node_modules/@modelcontextprotocol/sdk",
+	"node_modules/@modelcontextprotocol/inspector",
+}
 
 // interopNode returns the node binary, first installing interop's pinned
-// client from the committed lockfile when interop/node_modules lacks it. The
+// clients from the committed lockfile when interop/node_modules lacks them. The
 // install runs once, under an exclusive flock on interop/.install.lock, so
 // test processes started in parallel wait for one another; it installs into
 // a fresh folder and renames the result into place, so no process ever sees
@@ -26,8 +31,8 @@ func interopNode(t *testing.T) string {
 	if err != nil {
 		t.Fatal("node is not on $PATH; install Node.js 20 or newer (with npm), which the interop tests need")
 	}
-	want := pinnedClientVersion(t)
-	if installedClientVersion() == want {
+	want := pinnedVersions(t)
+	if installedVersions() == want {
 		return node
 	}
 	npm, err := exec.LookPath("npm")
@@ -43,19 +48,21 @@ func interopNode(t *testing.T) string {
 		t.Fatalf("lock %s: %v", lock.Name(), err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if installedClientVersion() == want { // another process installed it meanwhile
+	if installedVersions() == want { // another process installed it meanwhile
 		return node
 	}
 	if err := installInterop(npm); err != nil {
-		t.Fatalf("installing the interop client (npm ci from interop/package-lock.json): %v", err)
+		t.Fatalf("installing the interop clients (cd interop && npm ci --ignore-scripts --omit=optional): %v", err)
 	}
-	if got := installedClientVersion(); got != want {
-		t.Fatalf("after npm ci, interop/%s is %q, the lockfile pins %q", interopClientPkg, got, want)
+	if got := installedVersions(); got != want {
+		t.Fatalf("after npm ci, interop/ holds %s, the lockfile pins %s", got, want)
 	}
 	return node
 }
 
-func pinnedClientVersion(t *testing.T) string {
+// pinnedVersions are the versions interop/package-lock.json pins for
+// interopPkgs, in their order, as one string.
+func pinnedVersions(t *testing.T) string {
 	t.Helper()
 	var lock struct {
 		Packages map[string]struct {
@@ -63,24 +70,30 @@ func pinnedClientVersion(t *testing.T) string {
 		} `json:"packages"`
 	}
 	readJSON(t, filepath.Join(interopDir, "package-lock.json"), &lock)
-	v := lock.Packages[interopClientPkg].Version
-	if v == "" {
-		t.Fatalf("interop/package-lock.json pins no %s", interopClientPkg)
+	var vs []string
+	for _, pkg := range interopPkgs {
+		v := lock.Packages[pkg].Version
+		if v == "" {
+			t.Fatalf("interop/package-lock.json pins no %s", pkg)
+		}
+		vs = append(vs, pkg+"@"+v)
 	}
-	return v
+	return strings.Join(vs, " ")
 }
 
-// installedClientVersion is the version in interop/node_modules, or "".
-func installedClientVersion() string {
-	data, err := os.ReadFile(filepath.Join(interopDir, interopClientPkg, "package.json"))
-	if err != nil {
-		return ""
+// installedVersions are the versions of interopPkgs in interop/node_modules,
+// as pinnedVersions spells them ("" for one that is missing).
+func installedVersions() string {
+	var vs []string
+	for _, pkg := range interopPkgs {
+		data, err := os.ReadFile(filepath.Join(interopDir, pkg, "package.json"))
+		var installed struct{ Version string }
+		if err == nil {
+			_ = json.Unmarshal(data, &installed)
+		}
+		vs = append(vs, pkg+"@"+installed.Version)
 	}
-	var installed struct{ Version string }
-	if json.Unmarshal(data, &installed) != nil {
-		return ""
-	}
-	return installed.Version
+	return strings.Join(vs, " ")
 }
 
 // installInterop runs npm ci in a scratch copy of interop's package files
@@ -100,7 +113,10 @@ func installInterop(npm string) error {
 			return err
 		}
 	}
-	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+	// Install scripts are not run (the clients need none), nor optional
+	// native builds (the Inspector's web bundler's, unused by its command
+	// line).
+	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--omit=optional")
 	cmd.Dir = scratch
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))

@@ -32,41 +32,50 @@ func readJSON(t testing.TB, file string, v any) {
 
 // interopPlan is what drive.mjs reads; interopReport is what it prints.
 type interopPlan struct {
-	Command      string            `json:"command"`
-	Args         []string          `json:"args"`
-	Env          map[string]string `json:"env"`
-	Mode         any               `json:"mode"`
-	Legacy       string            `json:"legacy,omitempty"`
-	Prefix       string            `json:"prefix"`
-	Tools        []string          `json:"tools"`
-	Listing      []map[string]any  `json:"listing"`
-	BigFile      string            `json:"bigFile"`
-	Files        map[string]string `json:"files"`
-	Needle       string            `json:"needle"`
-	WriteTool    string            `json:"writeTool"`
-	WritePath    string            `json:"writePath"`
-	ReadBackTool string            `json:"readBackTool,omitempty"`
+	Command           string            `json:"command"`
+	Args              []string          `json:"args"`
+	Env               map[string]string `json:"env"`
+	Home              string            `json:"home,omitempty"` // the Inspector's HOME
+	Client            string            `json:"client"`         // sdk1, client2 or inspector
+	Mode              any               `json:"mode,omitempty"` // client2's negotiation mode; nil: its default
+	Scenario          string            `json:"scenario"`       // host, refused or ownErrors
+	SupportedVersions []string          `json:"supportedVersions,omitempty"`
+	Prefix            string            `json:"prefix"`
+	Tools             []string          `json:"tools"`
+	Listing           []map[string]any  `json:"listing"`
+	BigFile           string            `json:"bigFile"`
+	Files             map[string]string `json:"files"`
+	Needle            string            `json:"needle"`
+	WriteTool         string            `json:"writeTool"`
+	WritePath         string            `json:"writePath"`
+	ReadBackTool      string            `json:"readBackTool,omitempty"`
+	StuckTool         string            `json:"stuckTool,omitempty"`
+	HeldCalls         int               `json:"heldCalls,omitempty"`
 }
 
 type interopReport struct {
-	Legacy struct {
-		Code      int      `json:"code"`
-		Supported []string `json:"supported"`
-		Protocol  string   `json:"protocol"`
-		Tools     int      `json:"tools"`
-	} `json:"legacy"`
-	Tools      []string `json:"tools"`
-	ListPages  int      `json:"listPages"`
-	ReadPages  int      `json:"readPages"`
-	SearchHits []string `json:"searchHits"`
-	ToolError  string   `json:"toolError"`
-	Write      struct {
+	Protocol      string   `json:"protocol"`
+	Era           string   `json:"era"`
+	LegacyAnswers int      `json:"legacyAnswers"`
+	Tools         []string `json:"tools"`
+	ListPages     int      `json:"listPages"`
+	ReadPages     int      `json:"readPages"`
+	SearchHits    []string `json:"searchHits"`
+	ToolError     string   `json:"toolError"`
+	Timeout       string   `json:"timeout"`
+	Write         struct {
 		Path  string `json:"path"`
 		Bytes int    `json:"bytes"`
 	} `json:"write"`
+	Refused struct {
+		Code      int      `json:"code"`
+		Message   string   `json:"message"`
+		Supported []string `json:"supported"`
+	} `json:"refused"`
+	Own struct {
+		Timeout, Busy, Restarting, NotResponding, ShuttingDown string
+	} `json:"own"`
 }
-
-const interopWritten = "written by the TypeScript client\n"
 
 // interopTree is the read root every scenario serves: a file that takes
 // several 2048-byte chunks (multi-byte and escape-heavy text included), a
@@ -91,71 +100,180 @@ func interopTree(t *testing.T) (root string, files map[string]string, hits []str
 	return tree(t, files), files, hits
 }
 
-// TestInteropTypeScriptClient drives both binaries with the TypeScript MCP
-// client: its default legacy handshake is refused with -32022, then it
-// negotiates 2026-07-28 through server/discover (pinned, and in its auto
-// mode, which probes a disposable sibling process first), lists the tools
-// following nextCursor, pages list_directory, read_text_file and
-// search_text through next_cursor, gets a tool error as a result, and
-// writes a file that the test then finds on disk.
-func TestInteropTypeScriptClient(t *testing.T) {
-	node := interopNode(t)
-	modes := map[string]any{"pin": map[string]string{"pin": "2026-07-28"}, "auto": "auto"}
-	for _, server := range []string{"worker", "supervisor"} {
-		for _, mode := range []string{"pin", "auto"} {
-			t.Run(server+"/"+mode, func(t *testing.T) {
-				root, files, hits := interopTree(t)
-				plan := interopPlan{
-					Mode: modes[mode], Files: map[string]string{"big.txt": files["big.txt"]}, BigFile: "big.txt", Needle: "needle",
-					Listing:   []map[string]any{{"name": "a.txt", "kind": "file", "path": "a.txt"}, {"name": "big.txt", "kind": "file", "path": "big.txt"}, {"name": "sub", "kind": "directory", "path": "sub"}},
-					WritePath: "report.md",
-				}
-				written := filepath.Join(root, "report.md")
-				if server == "worker" {
-					plan.Command, plan.Args, plan.Env = workerBin, []string{"--root", root, "--include", "**"}, map[string]string{}
-					plan.Tools = []string{"list_directory", "search_files", "search_text", "read_text_file", "write_text_file"}
-					plan.WriteTool, plan.ReadBackTool = "write_text_file", "read_text_file"
-				} else {
-					outbox := t.TempDir()
-					written = filepath.Join(outbox, "report.md")
-					manifest := filepath.Join(t.TempDir(), "fsmcp.yaml")
-					writeFile(t, manifest, fmt.Sprintf("version: 1\nroots:\n  - name: reader\n    path: %s\n    include: ['**']\n    tools: read\n  - name: writer\n    path: %s\n    include: ['*.md']\n    tools: write\n", root, outbox))
-					// Start it exactly as the printed host entry says.
-					s := mcpEntry(t, supervisorBin, "--manifest", manifest)
-					plan.Command, plan.Args, plan.Env = s.Command, s.Args, s.Env
-					plan.Prefix = "reader_"
-					plan.Tools = []string{"reader_list_directory", "reader_search_files", "reader_search_text", "reader_read_text_file", "writer_write_text_file"}
-					plan.WriteTool = "writer_write_text_file"
-					plan.Legacy = "served"
-				}
-				rep := runInterop(t, node, plan)
-				switch {
-				case server == "worker" && (rep.Legacy.Code != -32022 || !slices.Equal(rep.Legacy.Supported, []string{"2026-07-28"})):
-					t.Errorf("legacy initialize answered %+v, want -32022 naming 2026-07-28", rep.Legacy)
-				case server == "supervisor" && (rep.Legacy.Protocol != "2025-11-25" || rep.Legacy.Tools != len(plan.Tools)):
-					t.Errorf("legacy initialize: %+v, want 2025-11-25 and %d tools", rep.Legacy, len(plan.Tools))
-				}
-				if rep.ListPages != 3 || rep.ReadPages < 5 {
-					t.Errorf("pages: list %d (want 3 of 1 entry), read %d (want at least 5 chunks of 2048 bytes)", rep.ListPages, rep.ReadPages)
-				}
-				if !slices.Equal(rep.SearchHits, hits) {
-					t.Errorf("search_text hits %v, want %v", rep.SearchHits, hits)
-				}
-				if rep.ToolError != "path is not a relative path inside the root" {
-					t.Errorf("tool error %q", rep.ToolError)
-				}
-				got, err := os.ReadFile(written)
-				if err != nil || string(got) != interopWritten || rep.Write.Path != "report.md" || rep.Write.Bytes != len(interopWritten) {
-					t.Errorf("write: report %+v, on disk %q (%v)", rep.Write, got, err)
-				}
-				if server == "supervisor" {
-					if _, err := os.Stat(filepath.Join(root, "report.md")); err == nil {
-						t.Errorf("the write landed in the read root")
-					}
-				}
-			})
-		}
+// The revisions each binary lists in server/discover.
+var (
+	workerVersions     = []string{"2026-07-28"}
+	supervisorVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+)
+
+// interopListing is list_directory's answer for interopTree's root.
+var interopListing = []map[string]any{{"name": "a.txt", "kind": "file", "path": "a.txt"}, {"name": "big.txt", "kind": "file", "path": "big.txt"}, {"name": "sub", "kind": "directory", "path": "sub"}}
+
+// checkHostReport checks what a host scenario reports and left on disk.
+func checkHostReport(t *testing.T, rep interopReport, hits []string, written string) {
+	t.Helper()
+	if rep.ListPages != 3 || rep.ReadPages < 5 {
+		t.Errorf("pages: list %d (want 3 of 1 entry), read %d (want at least 5 chunks of 2048 bytes)", rep.ListPages, rep.ReadPages)
 	}
+	if !slices.Equal(rep.SearchHits, hits) {
+		t.Errorf("search_text hits %v, want %v", rep.SearchHits, hits)
+	}
+	if rep.ToolError != "path is not a relative path inside the root" {
+		t.Errorf("tool error %q", rep.ToolError)
+	}
+	got, err := os.ReadFile(written)
+	if err != nil || !strings.HasPrefix(string(got), "written by ") || rep.Write.Path != "report.md" || rep.Write.Bytes != len(got) {
+		t.Errorf("write: report %+v, on disk %q (%v)", rep.Write, got, err)
+	}
+}
+
+// TestInteropWorker drives the worker with the TypeScript clients: the 2.x
+// client negotiates 2026-07-28 pinned and in its auto mode (which probes
+// a disposable sibling process first), lists the tools, pages a listing,
+// a read and a search through next_cursor, gets a tool error as a result
+// and writes a file the test finds on disk. A client of the 2025
+// handshake (the 1.x SDK's, the 2.x client's default) is refused with
+// -32022 and told to use the supervisor.
+func TestInteropWorker(t *testing.T) {
+	node := interopNode(t)
+	for _, tc := range []struct {
+		name, client string
+		mode         any
+	}{
+		{"client2 pinned", "client2", map[string]string{"pin": "2026-07-28"}},
+		{"client2 auto", "client2", "auto"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, files, hits := interopTree(t)
+			rep := runInterop(t, node, interopPlan{
+				Command: workerBin, Args: []string{"--root", root, "--include", "**"}, Env: map[string]string{},
+				Client: tc.client, Mode: tc.mode, Scenario: "host", SupportedVersions: workerVersions,
+				Tools:   []string{"list_directory", "search_files", "search_text", "read_text_file", "write_text_file"},
+				Listing: interopListing, Files: map[string]string{"big.txt": files["big.txt"]}, BigFile: "big.txt", Needle: "needle",
+				WriteTool: "write_text_file", WritePath: "report.md", ReadBackTool: "read_text_file",
+			})
+			if rep.Protocol != "2026-07-28" || rep.Era != "modern" {
+				t.Errorf("negotiated %s (%s), want 2026-07-28", rep.Protocol, rep.Era)
+			}
+			checkHostReport(t, rep, hits, filepath.Join(root, "report.md"))
+		})
+	}
+	for _, client := range []string{"sdk1", "client2"} {
+		t.Run(client+" default refused", func(t *testing.T) {
+			rep := runInterop(t, node, interopPlan{Command: workerBin, Args: []string{"--root", t.TempDir(), "--include", "**"}, Client: client, Scenario: "refused"})
+			if rep.Refused.Code != -32022 || !slices.Equal(rep.Refused.Supported, workerVersions) || !strings.Contains(rep.Refused.Message, "connects through fsmcp-supervisor") {
+				t.Errorf("refusal %+v, want -32022 naming 2026-07-28 and fsmcp-supervisor", rep.Refused)
+			}
+		})
+	}
+}
+
+// TestInteropSupervisor drives the supervisor, started as its printed host
+// entry says, with each client hosts ship, in the era it speaks by default
+// and in the 2026-07-28 era: the 1.x SDK's Client with its stdio transport
+// and default options, the 2.x client by default, in auto mode and pinned,
+// and the Inspector's command line by default. Each lists the tools (no
+// write tool on the reader root), pages a listing, a read and a search to
+// their ends, gets a tool error as a result, writes through the writer
+// root, and sees a call past call_timeout as a tool error. In the 2025 era
+// every answer is checked against the 1.x SDK's schemas of that era.
+func TestInteropSupervisor(t *testing.T) {
+	node := interopNode(t)
+	manifest, root, outbox, hits := erasManifest(t)
+	s := mcpEntry(t, supervisorBin, "--manifest", manifest, "--worker", workerBin)
+	if _, ok := s.Env[keyVar]; !ok {
+		t.Fatalf("the host entry's env %v lacks the reader's %s", s.Env, keyVar)
+	}
+	s.Env[keyVar] = newKey(t, 32)
+	for _, tc := range []struct {
+		name, client string
+		mode         any
+		protocol     string // "": the Inspector, which does not say
+		era          string
+	}{
+		{"sdk1 default", "sdk1", nil, "2025-11-25", "legacy"},
+		{"client2 default", "client2", nil, "2025-11-25", "legacy"},
+		{"client2 auto", "client2", "auto", "2026-07-28", "modern"},
+		{"client2 pinned", "client2", map[string]string{"pin": "2026-07-28"}, "2026-07-28", "modern"},
+		{"inspector default", "inspector", nil, "", "legacy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_ = os.Remove(filepath.Join(outbox, "report.md"))
+			rep := runInterop(t, node, interopPlan{
+				Command: s.Command, Args: s.Args, Env: s.Env, Home: t.TempDir(),
+				Client: tc.client, Mode: tc.mode, Scenario: "host", SupportedVersions: supervisorVersions,
+				Prefix: "reader_", Tools: erasTools, Listing: interopListing, Files: map[string]string{"big.txt": readFile(t, filepath.Join(root, "big.txt"))},
+				BigFile: "big.txt", Needle: "needle", WriteTool: "writer_write_text_file", WritePath: "report.md", StuckTool: "stuck_read_text_file",
+			})
+			if rep.Protocol != tc.protocol || rep.Era != tc.era {
+				t.Errorf("negotiated %q (%s), want %q (%s)", rep.Protocol, rep.Era, tc.protocol, tc.era)
+			}
+			if tc.era == "legacy" && tc.client != "inspector" && rep.LegacyAnswers == 0 {
+				t.Error("no answer was checked against the 2025 schemas")
+			}
+			checkHostReport(t, rep, hits, filepath.Join(outbox, "report.md"))
+			if _, err := os.Stat(filepath.Join(root, "report.md")); err == nil {
+				t.Errorf("the write landed in the read root")
+			}
+			if rep.Timeout != "root stuck: the call did not finish within 500ms (the root's call_timeout) and was cancelled" {
+				t.Errorf("call past call_timeout: %q", rep.Timeout)
+			}
+		})
+	}
+}
+
+// TestInteropSupervisorOwnErrors: each tool error the supervisor makes
+// itself reaches the 2.x client, in both eras, as a result it accepts
+// (not INVALID_RESULT): a call past call_timeout, a call past a root's 64
+// in flight, a call to a root whose worker was killed, one to a worker
+// that stopped answering its probes, and one once a stop has begun.
+func TestInteropSupervisorOwnErrors(t *testing.T) {
+	node := interopNode(t)
+	bins := buildSupervisorBins(t)
+	root, _, _ := interopTree(t)
+	stuck, _ := stuckMount(t)
+	manifest := filepath.Join(t.TempDir(), "fsmcp.yaml")
+	writeFile(t, manifest, fmt.Sprintf(`version: 1
+roots:
+  - {name: reader, path: %q, include: ["**"], tools: read}
+  - {name: stuck, path: %q, include: ["**"], tools: read, call_timeout: 500ms}
+  - {name: held, path: %q, include: ["**"], tools: read, call_timeout: 60s}
+`, root, stuck, stuck))
+	for _, tc := range []struct {
+		name string
+		mode any
+	}{
+		{"2026-07-28", map[string]string{"pin": "2026-07-28"}},
+		{"2025-11-25", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := runInterop(t, node, interopPlan{
+				Command: bins.supervisor, Args: []string{"--manifest", manifest, "--worker", bins.worker, "--grace", "1s"}, Env: map[string]string{},
+				Client: "client2", Mode: tc.mode, Scenario: "ownErrors", SupportedVersions: supervisorVersions, HeldCalls: 64,
+			})
+			own := rep.Own
+			for _, c := range []struct{ what, got, want string }{
+				{"timeout", own.Timeout, "root stuck: the call did not finish within 500ms (the root's call_timeout) and was cancelled"},
+				{"busy", own.Busy, "root held has 64 calls in flight, as many as it takes at once; try again when one of them is answered"},
+				{"restarting", own.Restarting, "restarting"},
+				{"not responding", own.NotResponding, "root reader is not responding: its worker missed 3 health probes in a row"},
+				{"shutting down", own.ShuttingDown, "the supervisor is shutting down; no new calls are taken"},
+			} {
+				if !strings.Contains(c.got, c.want) || !strings.Contains(c.got, "root") && c.what != "shutting down" {
+					t.Errorf("%s: %q, want %q", c.what, c.got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // runInterop writes plan to a file, runs drive.mjs on it and decodes the
@@ -167,7 +285,7 @@ func runInterop(t *testing.T, node string, plan interopPlan) interopReport {
 	if err := os.WriteFile(planFile, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(interopDir, "drive.mjs"), planFile)
 	var stdout, stderr bytes.Buffer
@@ -177,6 +295,9 @@ func runInterop(t *testing.T, node string, plan interopPlan) interopReport {
 	}
 	if stderr.Len() > 0 {
 		t.Logf("stderr:\n%s", stderr.String())
+	}
+	if strings.Contains(stderr.String(), "DATA RACE") {
+		t.Error("race detected in the supervisor or a worker")
 	}
 	var rep interopReport
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {

@@ -14,23 +14,24 @@ import (
 )
 
 // erasManifest writes the manifest the host scenarios serve: reader (read
-// tools on a tree with a needle on known lines), writer (write_text_file
-// into an outbox), and stuck (read tools on a FUSE mount whose reads never
-// return, with a 500 ms call_timeout). It returns the manifest, the outbox
-// and the search hits expected.
-func erasManifest(t *testing.T) (manifest, outbox string, hits []string) {
+// tools on a tree with a needle on known lines, cursors keyed by keyVar, so
+// a host that starts the server for each request can page), writer
+// (write_text_file into an outbox), and stuck (read tools on a FUSE mount
+// whose reads never return, with a 500 ms call_timeout). It returns the
+// manifest, the read root, the outbox and the search hits expected.
+func erasManifest(t *testing.T) (manifest, root, outbox string, hits []string) {
 	t.Helper()
-	root, _, hits := interopTree(t)
+	root, _, hits = interopTree(t)
 	outbox = t.TempDir()
 	stuck, _ := stuckMount(t)
 	manifest = filepath.Join(t.TempDir(), "fsmcp.yaml")
 	writeFile(t, manifest, fmt.Sprintf(`version: 1
 roots:
-  - {name: reader, path: %q, include: ["**"], tools: read}
+  - {name: reader, path: %q, include: ["**"], tools: read, cursor_key_env: `+keyVar+`}
   - {name: writer, path: %q, include: ["*.md"], tools: write}
   - {name: stuck, path: %q, include: ["**"], tools: read, call_timeout: 500ms}
 `, root, outbox, stuck))
-	return manifest, outbox, hits
+	return manifest, root, outbox, hits
 }
 
 // erasTools are the tools the manifest of erasManifest serves.
@@ -48,10 +49,11 @@ var erasTools = []string{
 // tool error.
 func TestSupervisorGoClientEras(t *testing.T) {
 	bins := buildSupervisorBins(t)
-	manifest, outbox, hits := erasManifest(t)
+	manifest, _, outbox, hits := erasManifest(t)
+	key := keyVar + "=" + newKey(t, 32)
 	for _, version := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"} {
 		t.Run(version, func(t *testing.T) {
-			p := launchSupervisor(t, manifest, bins.worker)
+			p := launchSupervisor(t, manifest, bins.worker, key)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
