@@ -67,9 +67,6 @@ type Root struct {
 // can take no write, a literal include a built-in exclude defeats).
 func (r *Root) Warnings() []string { return r.warnings }
 
-// Name is the root's name.
-func (r *Root) Name() string { return r.cfg.Name }
-
 // Close releases the root's descriptor.
 func (r *Root) Close() error {
 	r.next.close()

@@ -143,9 +143,6 @@ func (f *fitter) add(b, hashed []byte) bool {
 // hash is the page's content_hash: the digest of what the items added.
 func (f *fitter) hash() string { return hashString(f.digest) }
 
-// room is what one more item may cost.
-func (f *fitter) room() int { return f.ceiling - f.used }
-
 // finish renders the page with the given cursor, checking the real size;
 // it fails only if the estimate was wrong, which is a bug.
 func (f *fitter) finish(next *string) (*mcp.CallToolResult, error) {

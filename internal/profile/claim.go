@@ -182,13 +182,6 @@ func namedVersion(params json.RawMessage) string {
 	return named
 }
 
-// checkClaim returns the refusal of a call whose params do not name
-// Version in _meta, or nil: the check of a server serving Version alone.
-func checkClaim(params json.RawMessage) *jsonrpc.Error {
-	c := &claimConn{versions: []string{Version}}
-	return c.check(&jsonrpc.Request{Method: "tools/call", Params: params})
-}
-
 // claimed is the version params' _meta names, "" for none: as decoded
 // into a struct, so "_meta" matches in any case and a key repeated
 // counts last.

@@ -3,6 +3,8 @@ package profile
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 func TestCheckClaim(t *testing.T) {
@@ -95,4 +97,11 @@ func FuzzClaimed(f *testing.F) {
 			t.Fatalf("claimedFast(%q) = %q, claimed = %q", params, named, claimed(params))
 		}
 	})
+}
+
+// checkClaim returns the refusal of a call whose params do not name
+// Version in _meta, or nil: the check of a server serving Version alone.
+func checkClaim(params json.RawMessage) *jsonrpc.Error {
+	c := &claimConn{versions: []string{Version}}
+	return c.check(&jsonrpc.Request{Method: "tools/call", Params: params})
 }

@@ -43,7 +43,7 @@ func newLineServer(t *testing.T, how serving, results []func() *mcp.CallToolResu
 	var run func(context.Context, mcp.Transport) error
 	switch how {
 	case plainSDK:
-		s := mcp.NewServer(impl, Options(""))
+		s := mcp.NewServer(impl, OptionsFor(Config{}))
 		add, run = s.AddTool, func(ctx context.Context, t mcp.Transport) error { return s.Run(ctx, Transport(t)) }
 	case sdkPath:
 		s := New(impl, "")

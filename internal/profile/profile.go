@@ -39,16 +39,11 @@ const Instructions = "Each tool works on one root directory: every path is relat
 	"A paged result carries next_cursor: pass it back unchanged until it is null to get the rest; " +
 	"a cursor fails once the files it covers have changed, and the traversal must then start again without one."
 
-// Options returns server options restricted to the profile: only Version is
-// supported, only the tools capability is advertised, and every cacheable
-// result (server/discover, tools/list) is private with a ttl of 0, since
-// what a server offers depends on its root and mask.
-func Options(instructions string) *mcp.ServerOptions {
-	return OptionsFor(Config{Instructions: instructions})
-}
-
-// OptionsFor is Options serving c's revisions, with c's instructions as
-// given.
+// OptionsFor returns server options restricted to the profile serving c's
+// revisions, with c's instructions as given: only the tools capability is
+// advertised, and every cacheable result (server/discover, tools/list) is
+// private with a ttl of 0, since what a server offers depends on its root
+// and mask.
 func OptionsFor(c Config) *mcp.ServerOptions {
 	return &mcp.ServerOptions{
 		Instructions:              c.Instructions,

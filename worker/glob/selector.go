@@ -163,12 +163,6 @@ func (s *Selector) FileSelected(path string) bool {
 	return s.Included(path) && !s.ExcludesSelf(path)
 }
 
-// Selected reports whether a file at path is served, checking every
-// ancestor too.
-func (s *Selector) Selected(path string) bool {
-	return s.Included(path) && !s.Excluded(path)
-}
-
 // ReachesTopLevel reports whether some include pattern can select a file
 // directly in the root, where every write lands.
 func (s *Selector) ReachesTopLevel() bool {
@@ -209,16 +203,4 @@ func matchAny(gs []*Glob, path string) bool {
 		}
 	}
 	return false
-}
-
-// Describe renders the include list for messages.
-func (s *Selector) Describe() string {
-	var b strings.Builder
-	for i, g := range s.include {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(g.String())
-	}
-	return b.String()
 }

@@ -51,12 +51,4 @@ func Join(dir, name string) string {
 	return dir + "/" + name
 }
 
-// Within reports whether path is dir or lies below it.
-func Within(path, dir string) bool {
-	if dir == "" {
-		return true
-	}
-	return path == dir || (len(path) > len(dir) && path[len(dir)] == '/' && path[:len(dir)] == dir)
-}
-
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }

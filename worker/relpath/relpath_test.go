@@ -56,24 +56,6 @@ func TestClean(t *testing.T) {
 	}
 }
 
-func TestWithin(t *testing.T) {
-	tests := []struct {
-		path, dir string
-		want      bool
-	}{
-		{"a/b", "", true},
-		{"a/b", "a", true},
-		{"a", "a", true},
-		{"ab/c", "a", false},
-		{"a", "a/b", false},
-	}
-	for _, tt := range tests {
-		if got := Within(tt.path, tt.dir); got != tt.want {
-			t.Errorf("Within(%q, %q) = %v", tt.path, tt.dir, got)
-		}
-	}
-}
-
 // FuzzClean holds Clean to the contract from both sides: what it accepts
 // is returned unchanged, already clean by path.Clean, local by
 // filepath.IsLocal (no climb, not absolute, no drive or reserved name

@@ -211,9 +211,6 @@ func NewMatcher(terms []string, foldASCII bool) (*Matcher, error) {
 	return m, nil
 }
 
-// FoldASCII reports whether the matcher folds ASCII letters.
-func (m *Matcher) FoldASCII() bool { return m.fold }
-
 // MaxTermLen is the length in bytes of the longest term.
 func (m *Matcher) MaxTermLen() int { return m.maxLen }
 
