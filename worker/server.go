@@ -35,6 +35,13 @@ func NewServer(r *Root, o *ServerOptions) *profile.Server {
 	return s
 }
 
+// Serve serves s on t until ctx is done or the peer leaves, with the
+// profile's checks of every request (protocol revision 2026-07-28 named in
+// each request's _meta).
+func Serve(ctx context.Context, s *profile.Server, t mcp.Transport) error {
+	return profile.Run(ctx, s, t)
+}
+
 type toolDef struct {
 	tool    *mcp.Tool
 	handler mcp.ToolHandler

@@ -154,7 +154,7 @@ func serveStdio(srv *profile.Server, maxWrite int64, stderr io.Writer) int {
 	t := &jsonl.Transport{Reader: nbio.Reader(nbio.Pollable(os.Stdin, os.O_RDONLY)), Writer: nbio.Writer(nbio.Pollable(os.Stdout, os.O_WRONLY)), MaxLine: jsonl.MaxLineFor(maxWrite), MaxText: jsonl.MaxTextFor(maxWrite),
 		DrainTimeout: drainTimeout, Ended: func() { close(ended) }}
 	done := make(chan error, 1)
-	go func() { done <- profile.Run(ctx, srv, t) }()
+	go func() { done <- worker.Serve(ctx, srv, t) }()
 	var err error
 	select {
 	case err = <-done:
