@@ -374,12 +374,12 @@ func (p *Proc) launch(ctx context.Context) error {
 	// Closing the connection closes its reader; that closes both ends, so
 	// the worker reads the end of its requests.
 	in, out := nbio.Reader(calls.In), nbio.Writer(calls.Out)
-	conn, err := (&jsonl.Transport{Reader: bothEnds{in, out}, Writer: out, MaxLine: wire.MaxFrameBytes}).Connect(cctx)
+	conn, err := (&jsonl.Transport{Reader: bothEnds{in, out}, Writer: out, MaxLine: answerLimit(p.cfg.Root), ReadsAnswers: true}).Connect(cctx)
 	if err != nil {
 		session.Close()
 		return fail(fmt.Errorf("open the call channel: %w", err))
 	}
-	rl := relay.New(conn)
+	rl := relay.New(conn, out)
 	// Any answer shows the worker serves the channel; a worker that does
 	// not would leave every relayed call waiting.
 	if _, err := rl.Call(cctx, "ping", json.RawMessage(`{}`)); err != nil {
@@ -414,6 +414,17 @@ func (p *Proc) launch(ctx context.Context) error {
 	p.cfg.Logger.Debug("worker command", "path", cmd.Path, "args", cmd.Args[1:], "env", envNames(cmd.Env))
 	go p.probe(rl, cmd.Process)
 	return nil
+}
+
+// answerLimit bounds a line the supervisor reads from the worker's call
+// channel: the root's result ceiling, with room for the response around
+// the result. A longer answer fails its call rather than be held.
+func answerLimit(r manifest.Root) int {
+	ceiling := limits.Default.MaxResultBytes
+	if v, ok := r.Limits["max_result_bytes"]; ok {
+		ceiling = v
+	}
+	return int(ceiling) + 64<<10
 }
 
 // pluginLogger is the logger handed to go-plugin: silent below trace, since
