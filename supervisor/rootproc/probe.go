@@ -3,6 +3,7 @@ package rootproc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -17,9 +18,12 @@ import (
 // too wedged to answer a ping): it is killed and restarted like a crashed
 // one, and meanwhile its tools fail at once, saying it is not responding.
 // A late probe does not count as missed if anything else came from the
-// worker while it waited: a worker answering calls is busy, not stuck.
-// A call stuck in the kernel alone does not stop the worker answering
-// pings; the call's own timeout ends that call.
+// worker while it waited: a worker answering calls is busy, not stuck. Nor
+// does one still queued behind a long request the worker was reading
+// meanwhile. A probe never waits behind a request the worker does not
+// read (a frozen worker's full pipe): it is dropped unsent at its timeout
+// and counts as missed. A call stuck in the kernel alone does not stop
+// the worker answering pings; the call's own timeout ends that call.
 const (
 	ProbeInterval   = 500 * time.Millisecond
 	ProbeTimeout    = time.Second
@@ -28,8 +32,10 @@ const (
 
 // probe watches the worker behind rl until rl closes. While no call is
 // pending and none timed out it sleeps until one is sent or times out, so
-// an idle supervisor does not wake.
-func (p *Proc) probe(rl *relay.Relay, proc *os.Process) {
+// an idle supervisor does not wake. A worker found stuck is sent SIGKILL
+// and hung is closed, so Run replaces it even if it does not die (see
+// exitWait).
+func (p *Proc) probe(rl *relay.Relay, proc *os.Process, hung chan<- struct{}) {
 	tick := time.NewTimer(ProbeInterval)
 	defer tick.Stop()
 	missed := 0
@@ -53,7 +59,7 @@ func (p *Proc) probe(rl *relay.Relay, proc *os.Process) {
 		if rl.Pending() == 0 && !p.suspect.Load() {
 			continue
 		}
-		sent := time.Now()
+		sent, wrote := time.Now(), rl.Wrote()
 		ctx, cancel := context.WithTimeout(context.Background(), ProbeTimeout)
 		_, err := rl.Call(ctx, "ping", json.RawMessage(`{}`))
 		late := ctx.Err() != nil
@@ -65,9 +71,10 @@ func (p *Proc) probe(rl *relay.Relay, proc *os.Process) {
 			continue
 		case !late:
 			return // the channel ended: the worker exited, Run takes over
-		case rl.ReadSince(sent):
-			// Late, but the worker answered something meanwhile: busy,
-			// not stuck.
+		case rl.ReadSince(sent), errors.Is(err, relay.ErrUnsent) && rl.Wrote() > wrote:
+			// Late, but the worker answered something meanwhile, or
+			// read the requests queued before the probe: busy, not
+			// stuck.
 			missed = 0
 			continue
 		}
@@ -85,6 +92,7 @@ func (p *Proc) probe(rl *relay.Relay, proc *os.Process) {
 		}
 		p.cfg.Logger.Error("worker not responding; killing it", "pid", proc.Pid, "missed_probes", missed, "probe_timeout", ProbeTimeout.String())
 		_ = proc.Signal(syscall.SIGKILL)
+		close(hung)
 		return
 	}
 }

@@ -92,6 +92,7 @@ type Proc struct {
 	relay   *relay.Relay // tools/call, on the worker's call channel (wire.CallsPipes)
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the current session ends
+	hung    chan struct{} // closed when the probe finds the current worker stuck
 	tools   []*mcp.Tool
 	starts  int // worker processes launched so far
 
@@ -340,10 +341,8 @@ func (p *Proc) launch(ctx context.Context) error {
 		_ = calls.Close()
 		_ = callsRemote.Close()
 		killProcess(cmd)
-		client.Kill()
-		release()
 		code := -1
-		if cmd.ProcessState != nil && client.Exited() {
+		if reap(client, release, nil) && cmd.ProcessState != nil && client.Exited() {
 			code = cmd.ProcessState.ExitCode()
 		}
 		return &ExitError{Root: p.Name(), Code: code, Err: err, NeverRan: cmd.Process == nil}
@@ -392,13 +391,13 @@ func (p *Proc) launch(ctx context.Context) error {
 	// socket behind, and the worker's end is only the thread to let go.
 	removeSockDir()
 	release = releaseThread
-	exited := make(chan struct{})
+	exited, hung := make(chan struct{}), make(chan struct{})
 	go func() {
 		_ = session.Wait()
 		close(exited)
 	}()
 	p.mu.Lock()
-	p.client, p.session, p.relay, p.cmd, p.exited, p.release = client, session, rl, cmd, exited, release
+	p.client, p.session, p.relay, p.cmd, p.exited, p.hung, p.release = client, session, rl, cmd, exited, hung, release
 	if p.state != Failed && p.state != Stopped {
 		p.state = Ready
 	}
@@ -412,7 +411,7 @@ func (p *Proc) launch(ctx context.Context) error {
 		p.cfg.Logger.Info("worker restarted", "pid", cmd.Process.Pid, "restarts", restarts)
 	}
 	p.cfg.Logger.Debug("worker command", "path", cmd.Path, "args", cmd.Args[1:], "env", envNames(cmd.Env))
-	go p.probe(rl, cmd.Process)
+	go p.probe(rl, cmd.Process, hung)
 	return nil
 }
 
@@ -436,50 +435,6 @@ func (p *Proc) pluginLogger() hclog.Logger {
 	return p.cfg.Logger.Named("go-plugin")
 }
 
-// kill ends the current worker, if any, and reports the process it ended:
-// its pid and how it exited ("" when there was none).
-func (p *Proc) kill() (pid int, status string) {
-	p.mu.Lock()
-	client, session, rl, cmd, release := p.client, p.session, p.relay, p.cmd, p.release
-	p.client, p.session, p.relay, p.release = nil, nil, nil, nil
-	p.mu.Unlock()
-	if release != nil {
-		defer release()
-	}
-	// SIGKILL first: go-plugin's Kill would send a shutdown RPC to a
-	// worker that may be frozen and wait for it; a dead one answers
-	// nothing and is reaped at once. Workers keep no state to save.
-	if client != nil {
-		killProcess(cmd)
-	}
-	if rl != nil {
-		_ = rl.Close()
-	}
-	if session != nil {
-		_ = session.Close()
-	}
-	if client == nil {
-		return 0, ""
-	}
-	// Kill returns once go-plugin's wait on the process has finished, so
-	// its ProcessState is settled.
-	client.Kill()
-	if cmd.Process != nil {
-		pid = cmd.Process.Pid
-	}
-	if cmd.ProcessState != nil {
-		status = cmd.ProcessState.String()
-	}
-	return pid, status
-}
-
-// killProcess sends SIGKILL to cmd's process, if it was started.
-func killProcess(cmd *exec.Cmd) {
-	if cmd != nil && cmd.Process != nil {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-	}
-}
-
 // envNames lists the variable names of env, never their values.
 func envNames(env []string) []string {
 	names := make([]string, 0, len(env))
@@ -497,7 +452,7 @@ func (p *Proc) Run(ctx context.Context) error {
 	var launchErr error // why the last restart failed, nil if it ran
 	for {
 		p.mu.Lock()
-		exited, started := p.exited, time.Now()
+		exited, stuck, started := p.exited, p.hung, time.Now()
 		p.mu.Unlock()
 		if exited != nil && launchErr == nil {
 			select {
@@ -505,6 +460,7 @@ func (p *Proc) Run(ctx context.Context) error {
 				p.stop()
 				return nil
 			case <-exited:
+			case <-stuck:
 			}
 		}
 		pid, status := p.kill()
@@ -562,31 +518,6 @@ func firstLine(err error) string {
 	msg, _, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n")
 	return msg
 }
-
-func (p *Proc) stop() {
-	p.mu.Lock()
-	if p.state != Failed {
-		p.state = Stopped
-	}
-	p.mu.Unlock()
-	if pid, status := p.kill(); pid != 0 {
-		p.cfg.Logger.Info("worker stopped", "pid", pid, "status", status)
-	}
-}
-
-// KillNow sends SIGKILL to the current worker and waits for nothing: the
-// last step of a stop that ran out of time.
-func (p *Proc) KillNow() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.client != nil {
-		killProcess(p.cmd)
-	}
-}
-
-// Stop ends the worker without restarting it (used when startup of another
-// root fails before Run).
-func (p *Proc) Stop() { p.stop() }
 
 func (p *Proc) stderr() io.Writer {
 	if p.cfg.Stderr != nil {
