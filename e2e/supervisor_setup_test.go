@@ -288,16 +288,26 @@ func alive(pid int) bool {
 // workerOf finds the supervisor's worker serving root (by its --name flag).
 func (p *supervisorProc) workerOf(t testing.TB, root string) int {
 	t.Helper()
+	if pids := p.workersOf(t, root); len(pids) > 0 {
+		return pids[0]
+	}
+	t.Fatalf("no worker for root %s among %v", root, p.workerPIDs(t))
+	return 0
+}
+
+// workersOf lists the supervisor's child processes started for root.
+func (p *supervisorProc) workersOf(t testing.TB, root string) []int {
+	t.Helper()
+	var pids []int
 	for _, pid := range p.workerPIDs(t) {
 		args := procCmdline(pid)
 		for i, a := range args {
 			if a == "--name" && i+1 < len(args) && args[i+1] == root {
-				return pid
+				pids = append(pids, pid)
 			}
 		}
 	}
-	t.Fatalf("no worker for root %s among %v", root, p.workerPIDs(t))
-	return 0
+	return pids
 }
 
 func procCmdline(pid int) []string {
