@@ -294,6 +294,10 @@ func (s *Server) relayAnswer(ctx context.Context, r Root, timeout time.Duration,
 		// The host cancelled the call. The transport sends nothing for
 		// it; this answer only frees its slot.
 		return &jsonrpc.Response{Error: &jsonrpc.Error{Code: codeRequestCancelled, Message: "request cancelled"}}
+	case errors.Is(err, relay.ErrRefused):
+		// The worker answered, longer than its root's results can be:
+		// the call failed, the worker goes on.
+		return s.toolErrorResponse(toolError(fmt.Sprintf("root %s: the call to its worker failed: %v", r.Name(), err)), modern)
 	}
 	return s.toolErrorResponse(callFailed(r, err), modern)
 }

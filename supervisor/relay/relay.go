@@ -38,6 +38,10 @@ var ErrClosed = errors.New("relay: connection closed")
 // request was wholly written: the peer was not reading.
 var ErrUnsent = errors.New("relay: the request was not yet written")
 
+// ErrRefused marks the error of a call whose answer was longer than the
+// connection reads (jsonl.Transport's MaxLine): the answer was dropped.
+var ErrRefused = errors.New("the answer was longer than the relay takes")
+
 // chunk is the most written to the peer at once: a pipe's capacity, so a
 // long line shows its progress (Wrote) as the peer reads it.
 const chunk = 64 << 10
@@ -94,7 +98,7 @@ func (r *Relay) receive() {
 			r.lastRead.Store(time.Now().UnixNano())
 			if n, perr := strconv.ParseInt(string(refused.ID), 10, 64); perr == nil {
 				if c, ok := r.take(n); ok {
-					c.finish(nil, fmt.Errorf("relay: the answer was refused: %s", refused.Why))
+					c.finish(nil, fmt.Errorf("%w (%s)", ErrRefused, refused.Why))
 				}
 			}
 			continue

@@ -276,7 +276,7 @@ func TestPeerNotReading(t *testing.T) {
 func TestAnswerPastTheLimit(t *testing.T) {
 	r, _ := serve(t, 4096)
 	_, err := r.Call(context.Background(), "tools/call", echoParams(strings.Repeat("y", 8192), false))
-	if err == nil || !strings.Contains(err.Error(), "the answer was refused: message line exceeds 4096 bytes") {
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "message line exceeds 4096 bytes") {
 		t.Fatalf("call answered past the limit: %v", err)
 	}
 	if resp, err := r.Call(context.Background(), "tools/call", echoParams("short", false)); err != nil || !strings.Contains(string(resp.Result), "said short") {
