@@ -491,7 +491,8 @@ func (a *scanAhead) scanInto(sc *textscan.Scanner, s *aheadSlot, i int, op confi
 	if hook := aheadRead.Load(); a.run && hook != nil {
 		(*hook)(sf.path)
 	}
-	s.res = a.r.scanOpened(sc, a.guards, sf, op, a.opens, s.kept, s.kept, start, s.budget, func(mt textscan.Match) bool {
+	job := fileJob{sf: sf, op: op, from: start, budget: s.budget, closer: a.opens.closer, held: s.kept}
+	s.res = scanOpened(sc, a.guards, job, func(mt textscan.Match) bool {
 		it := textMatchOf(sf.path, mt)
 		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself

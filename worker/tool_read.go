@@ -132,32 +132,63 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	guard := r.dir.GuardReader(f) // for the length of the page's reads
 	defer guard.Close()
 	scope := cursor.Scope{Tool: toolset.ReadTextFile, Args: map[string]any{"path": path, "start_line": line}}
-	var resumed *readCursor
-	if err := r.resume(a.Cursor, scope, &resumed); err != nil {
-		return nil, err
-	}
-	state, err := r.fileState(f, id)
+	offset, state, err := r.readStart(f, id, scope, a.Cursor, line)
 	if err != nil {
 		return nil, err
 	}
-	var offset int64
-	if resumed != nil {
-		if resumed.State != state {
-			return nil, toolErrorf("%v", cursor.ErrChanged)
-		}
-		if resumed.Offset < 0 || resumed.Offset > id.Size {
-			return nil, toolErrorf("%v", cursor.ErrPosition)
-		}
-		offset = resumed.Offset
-	} else if line > 1 {
-		if offset, err = r.seekLine(f, id.Size, line); err != nil {
+	buf, err := r.readPage(f, id, guard, offset)
+	if err != nil {
+		return nil, err
+	}
+	fit, served, err := chunked(ctx, buf, offset, limit, r.lim.MaxResultBytes)
+	if err != nil {
+		return nil, err
+	}
+	var next *string
+	if end := offset + int64(served); end < id.Size {
+		tok, err := r.codec.Encode(scope, readCursor{Offset: end, State: state})
+		if err != nil {
 			return nil, err
 		}
+		next = &tok
 	}
+	// Identity checked again after the read: a change meanwhile fails the
+	// page rather than tearing it.
+	if err := changedSince(f, id); err != nil {
+		return nil, err
+	}
+	return &pageResult{fitter: fit, next: next}, nil
+}
 
-	// Read one page worth of source bytes, ending on a character boundary.
-	// A write overlapping the read fails the page: it could hold bytes of
-	// two versions of the file.
+// readStart is where a read page starts in the file f (identity id) and
+// the state its cursor binds: the cursor's offset, checked against the
+// file's state now, or the start of the 1-based line.
+func (r *Root) readStart(f *confine.Reader, id confine.Identity, scope cursor.Scope, arg json.RawMessage, line int64) (offset int64, state string, err error) {
+	var resumed *readCursor
+	if err := r.resume(arg, scope, &resumed); err != nil {
+		return 0, "", err
+	}
+	if state, err = r.fileState(f, id); err != nil {
+		return 0, "", err
+	}
+	switch {
+	case resumed == nil && line > 1:
+		offset, err = r.seekLine(f, id.Size, line)
+		return offset, state, err
+	case resumed == nil:
+		return 0, state, nil
+	case resumed.State != state:
+		return 0, "", toolErrorf("%v", cursor.ErrChanged)
+	case resumed.Offset < 0 || resumed.Offset > id.Size:
+		return 0, "", toolErrorf("%v", cursor.ErrPosition)
+	}
+	return resumed.Offset, state, nil
+}
+
+// readPage reads one page worth of source bytes from offset, ending on a
+// character boundary unless the file ends first. A write overlapping the
+// read fails the page: it could hold bytes of two versions of the file.
+func (r *Root) readPage(f *confine.Reader, id confine.Identity, guard *confine.Guard, offset int64) ([]byte, error) {
 	n := min(r.lim.MaxReadBytes, id.Size-offset)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, offset); err != nil && err != io.EOF {
@@ -175,12 +206,18 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 	if !utf8.Valid(buf) || len(buf) == 0 && offset < id.Size {
 		return nil, errNotUTF8
 	}
+	return buf, nil
+}
 
-	fit := newFitter(r.lim.MaxResultBytes)
+// chunked packs buf, the file's bytes from offset, into a page of at most
+// limit chunks of at most chunkBytes under the result ceiling, and returns
+// it with how many of buf's bytes it holds.
+func chunked(ctx context.Context, buf []byte, offset int64, limit int, ceiling int64) (*fitter, int, error) {
+	fit := newFitter(ceiling)
 	served := 0
 	for served < len(buf) && len(fit.items) < limit {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		piece := buf[served:]
 		if len(piece) > chunkBytes {
@@ -193,23 +230,9 @@ func (r *Root) readTextFile(ctx context.Context, a readArgs) (*pageResult, error
 		served += len(piece)
 	}
 	if served == 0 && len(buf) > 0 {
-		return nil, toolErrorf("one result item exceeds the result ceiling")
+		return nil, 0, toolErrorf("one result item exceeds the result ceiling")
 	}
-	end := offset + int64(served)
-	var next *string
-	if end < id.Size {
-		tok, err := r.codec.Encode(scope, readCursor{Offset: end, State: state})
-		if err != nil {
-			return nil, err
-		}
-		next = &tok
-	}
-	// Identity checked again after the read: a change meanwhile fails the
-	// page rather than tearing it.
-	if err := changedSince(f, id); err != nil {
-		return nil, err
-	}
-	return &pageResult{fitter: fit, next: next}, nil
+	return fit, served, nil
 }
 
 // completePrefix returns the length of the longest prefix of b that does

@@ -69,134 +69,212 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 		return nil, err
 	}
 	defer s.close()
+	scope, err := r.textScopeOf(s, resumed)
+	if err != nil {
+		return nil, err
+	}
+	p := r.startTextPage(ctx, s, scope, a.Cursor)
+	defer p.end()
+	if err := p.scan(ctx); err != nil {
+		return nil, err
+	}
+	return p.finish()
+}
 
-	// Every page binds the state of the whole scope. An inventory's state
-	// is a digest of its files computed when it was walked; by default
-	// that is a function of the paths and identities alone, so a kept
-	// inventory's is reused instead of hashed again on every page.
-	// Deterministic cursors bind contents, whose digests are looked up
-	// (or hashed again) each page as before.
-	var files []scopedFile
-	var state string
-	var inv *inventory
+// textScope is what a text-search page works through: the scope's files in
+// path order, the state a cursor binds, the kept inventory they came from
+// (nil for a single file), and where the page starts.
+type textScope struct {
+	files   []scopedFile
+	state   string
+	inv     *inventory
+	pos     textCursor
+	resumed bool // the page continues from a cursor
+}
+
+// textScopeOf is s's scope as a page resumed from resumed (nil: the first
+// page) finds it. Every page binds the state of the whole scope. An
+// inventory's state is a digest of its files computed when it was walked;
+// by default that is a function of the paths and identities alone, so a
+// kept inventory's is reused instead of hashed again on every page.
+// Deterministic cursors bind contents, whose digests are looked up (or
+// hashed again) each page.
+func (r *Root) textScopeOf(s *search, resumed *textCursor) (*textScope, error) {
+	t := &textScope{resumed: resumed != nil}
 	switch {
 	case s.file != nil:
-		files = []scopedFile{*s.file}
+		t.files = []scopedFile{*s.file}
 	case s.d != nil:
-		if inv, err = r.scopeInventory(s); err != nil {
+		inv, err := r.scopeInventory(s)
+		if err != nil {
 			return nil, err
 		}
-		files = inv.files
+		t.files, t.inv = inv.files, inv
 		if !r.Deterministic() {
-			state = inv.state
+			t.state = inv.state
 		}
 	}
-	if state == "" {
-		if state, err = r.scopeState(files); err != nil {
+	if t.state == "" {
+		var err error
+		if t.state, err = r.scopeState(t.files); err != nil {
 			return nil, err
 		}
 	}
-	var pos textCursor
-	if resumed != nil {
-		pos = *resumed
-		if pos.State != state {
-			return nil, toolErrorf("%v", cursor.ErrChanged)
-		}
-		if pos.File < 0 || pos.File > len(files) || pos.Offset < 0 || pos.Line < 0 || pos.LineStart < 0 || pos.LineStart > pos.Offset ||
-			(pos.File < len(files) && pos.Offset > files[pos.File].id.Size) {
-			return nil, toolErrorf("%v", cursor.ErrPosition)
-		}
+	if resumed == nil {
+		return t, nil
 	}
+	if resumed.State != t.state {
+		return nil, toolErrorf("%v", cursor.ErrChanged)
+	}
+	if !resumed.within(t.files) {
+		return nil, toolErrorf("%v", cursor.ErrPosition)
+	}
+	t.pos = *resumed
+	return t, nil
+}
 
-	fit := newFitter(r.lim.MaxResultBytes)
-	sc := textscan.NewScanner(s.m)
-	sc.SetContext(ctx)
-	defer sc.Release()
-	var ahead *scanAhead
-	var guards *pageGuards
-	if resumed != nil {
-		tok, _, _ := cursorArg(a.Cursor)
-		ahead, guards = r.takeNextPage(ctx, tok, inv, s.limit)
+// within reports whether t names a place in files: a file of them (or
+// their end) and an offset inside it, after the start of its line.
+func (t *textCursor) within(files []scopedFile) bool {
+	if t.File < 0 || t.File > len(files) || t.Offset < 0 || t.Line < 0 || t.LineStart < 0 || t.LineStart > t.Offset {
+		return false
 	}
-	if ahead == nil {
-		guards = &pageGuards{sg: r.dir.NewScanGuard()}
-		ahead = r.startAhead(ctx, s, files, pos.File, pos.position(), guards)
+	return t.File == len(files) || t.Offset <= files[t.File].id.Size
+}
+
+// textPage is one search_text page under way: its items so far, its
+// scanner, and the files scanned ahead for it (taken over from the page
+// before, or started for it).
+type textPage struct {
+	r        *Root
+	s        *search
+	scope    *textScope
+	fit      *fitter
+	sc       *textscan.Scanner
+	ahead    *scanAhead // nil: the page scans each file itself
+	guards   *pageGuards
+	handedOn bool // ahead and guards went on to the next page
+}
+
+// startTextPage starts the page at scope.pos: it takes over the scan the
+// page before handed on for the cursor arg, or starts scanning ahead.
+func (r *Root) startTextPage(ctx context.Context, s *search, scope *textScope, arg json.RawMessage) *textPage {
+	p := &textPage{r: r, s: s, scope: scope, fit: newFitter(r.lim.MaxResultBytes), sc: textscan.NewScanner(s.m)}
+	p.sc.SetContext(ctx)
+	if scope.resumed {
+		tok, _, _ := cursorArg(arg)
+		p.ahead, p.guards = r.takeNextPage(ctx, tok, scope.inv, s.limit)
 	}
-	handedOn := false
-	defer func() {
-		if !handedOn {
-			ahead.stop() // before the guards close
-			guards.close()
-		}
-	}()
-	budget := r.lim.MaxScanBytes
-	maxTermLen := int64(s.m.MaxTermLen())
-	for pos.File < len(files) && budget >= maxTermLen {
+	if p.ahead == nil {
+		p.guards = &pageGuards{sg: r.dir.NewScanGuard()}
+		p.ahead = r.startAhead(ctx, s, scope.files, scope.pos.File, scope.pos.position(), p.guards)
+	}
+	return p
+}
+
+// end stops what the page scans ahead (unless it went on to the next
+// page) before its guards close, and releases its scanner.
+func (p *textPage) end() {
+	if !p.handedOn {
+		p.ahead.stop()
+		p.guards.close()
+	}
+	p.sc.Release()
+}
+
+// scan adds the matches of the files from the page's position on, until
+// its byte budget is spent, a match does not fit, or the scope ends.
+func (p *textPage) scan(ctx context.Context) error {
+	budget := p.r.lim.MaxScanBytes
+	maxTermLen := int64(p.s.m.MaxTermLen())
+	pos := &p.scope.pos
+	for pos.File < len(p.scope.files) && budget >= maxTermLen {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		sf := files[pos.File]
-		emit := func(mt textscan.Match) bool {
-			if len(fit.items) >= s.limit {
-				return false
-			}
-			it := textMatchOf(sf.path, mt)
-			return fit.add(it.b, it.hashed)
-		}
-		res := ahead.takeAt(sc, pos, budget)
-		switch {
-		case res == nil:
-			scanned := r.scanFile(sc, guards, sf, pos.position(), budget, emit)
-			res = &scanned
-		case res.pending.Check():
-			res = &fileScan{err: errChangedWhileReading}
-		case res.again || res.err == nil && !ahead.takesAsIs(res, fit):
-			// Written while it was read ahead, or its matches do not
-			// all fit: scan it again here, as the page would have,
-			// stopping at the first match that does not fit.
-			again := r.scanFile(sc, guards, sf, pos.position(), budget, emit)
-			res = &again
-			ahead.again++
-		case res.err == nil:
-			for _, it := range res.items {
-				fit.add(it.b, it.hashed)
-			}
-			ahead.taken++
-		}
-		if errors.Is(res.err, errMoved) {
-			// The file is not the one the scope's inventory holds: under
-			// a cursor, the state it binds moved; otherwise it changed
-			// during this call.
-			if resumed != nil {
-				return nil, toolErrorf("%v", cursor.ErrChanged)
-			}
-			return nil, errChangedWhileReading
-		}
-		if res.err != nil {
-			return nil, res.err
+		res := p.scanNext(budget)
+		if err := p.failure(res); err != nil {
+			return err
 		}
 		budget -= res.scanned
-		if res.stopped && len(fit.items) == 0 {
-			return nil, toolErrorf("one result item exceeds the result ceiling")
+		if res.stopped && len(p.fit.items) == 0 {
+			return toolErrorf("one result item exceeds the result ceiling")
 		}
 		pos.past(res)
 		if res.stopped {
 			break // the match that did not fit starts the next page
 		}
 	}
-	var nextTok *string
-	if pos.File < len(files) {
-		pos.State = state
-		tok, err := r.codec.Encode(s.cur, pos)
-		if err != nil {
-			return nil, err
-		}
-		nextTok = &tok
-		if handedOn = r.carryNextPage(s, inv, tok, pos, ahead, guards); !handedOn {
-			r.startNextPage(s, inv, tok, pos)
-		}
+	return nil
+}
+
+// scanNext is the outcome of the file at the page's position with budget
+// left, its matches added to the page: the one scanned ahead where the
+// page takes it as it is, else the file scanned here, stopping at the
+// first match that does not fit.
+func (p *textPage) scanNext(budget int64) *fileScan {
+	pos := p.scope.pos
+	sf := p.scope.files[pos.File]
+	here := func() *fileScan {
+		res := p.r.scanFile(p.sc, p.guards, sf, pos.position(), budget, func(mt textscan.Match) bool {
+			if len(p.fit.items) >= p.s.limit {
+				return false
+			}
+			it := textMatchOf(sf.path, mt)
+			return p.fit.add(it.b, it.hashed)
+		})
+		return &res
 	}
-	return &pageResult{fitter: fit, next: nextTok}, nil
+	res := p.ahead.takeAt(p.sc, pos, budget)
+	switch {
+	case res == nil:
+		return here()
+	case res.pending.Check():
+		return &fileScan{err: errChangedWhileReading}
+	case res.again || res.err == nil && !p.ahead.takesAsIs(res, p.fit):
+		// Written while it was read ahead, or its matches do not all
+		// fit: scanned again here, as the page would have.
+		p.ahead.again++
+		return here()
+	case res.err == nil:
+		for _, it := range res.items {
+			p.fit.add(it.b, it.hashed)
+		}
+		p.ahead.taken++
+	}
+	return res
+}
+
+// failure is the error that ends the page for the outcome res, or nil. A
+// file that is not the one the scope's inventory holds means, under a
+// cursor, that the state it binds moved; otherwise it changed during this
+// call.
+func (p *textPage) failure(res *fileScan) error {
+	if !errors.Is(res.err, errMoved) {
+		return res.err
+	}
+	if p.scope.resumed {
+		return toolErrorf("%v", cursor.ErrChanged)
+	}
+	return errChangedWhileReading
+}
+
+// finish renders the page, with a cursor where the scope goes on; the
+// scan ahead goes on to the page after that cursor, or one starts for it.
+func (p *textPage) finish() (*pageResult, error) {
+	pos := p.scope.pos
+	if pos.File >= len(p.scope.files) {
+		return &pageResult{fitter: p.fit}, nil
+	}
+	pos.State = p.scope.state
+	tok, err := p.r.codec.Encode(p.s.cur, pos)
+	if err != nil {
+		return nil, err
+	}
+	if p.handedOn = p.r.carryNextPage(p.s, p.scope.inv, tok, pos, p.ahead, p.guards); !p.handedOn {
+		p.r.startNextPage(p.s, p.scope.inv, tok, pos)
+	}
+	return &pageResult{fitter: p.fit, next: &tok}, nil
 }
 
 // textMatchOf is the page item of a match in the file at path.
@@ -217,26 +295,34 @@ func textMatchOf(path string, mt textscan.Match) textMatch {
 // scanned.
 func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
 	f, id, err := r.dir.OpenReader(sf.path)
-	return r.scanOpened(sc, guards, sf, confine.Opened{R: f, ID: id, Err: err}, nil, false, false, pos, budget, emit)
+	return scanOpened(sc, guards, fileJob{sf: sf, op: confine.Opened{R: f, ID: id, Err: err}, from: pos, budget: budget}, emit)
 }
 
-// scanOpened is scanFile with the file already opened (or not) as op
-// tells. ahead is nil, or the opens of the page that scans this file
-// ahead: the file is then closed through its closer, and a guard the page
-// shares is only settled here, its check left in the outcome (pending)
-// for the page to make when it takes it. With keep, the file is not
-// closed but left in the outcome (held). With checkedWhenTaken (a next
-// page's file read before the page is asked for, kept), its identity is
-// not checked after the read: the page checks it on the kept descriptor
-// when it takes the outcome (scanAhead.confirm), against the same
-// inventory identity, and a change the check here would find is still
+// fileJob is one file to scan: the file as the scope's inventory holds it,
+// its open (or the failure to open it), and from where with what budget.
+//
+// A file scanned ahead of its page has the closer of the page's opens: it
+// is closed through it, and a guard the page shares is only settled, its
+// check left in the outcome (pending) for the page to make when it takes
+// it. A file held is one a run reads before its page is asked for: it is
+// not closed but left in the outcome (held), and its identity is not
+// checked after the read, because the page checks it on the kept
+// descriptor when it takes the outcome (scanAhead.confirm), against the
+// same inventory identity, and a change the check here would find is still
 // there then.
-func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, op confine.Opened, ahead *pageOpens, keep, checkedWhenTaken bool, pos textscan.Position, budget int64, emit func(textscan.Match) bool) (res fileScan) {
-	var closer *confine.Closer
-	if ahead != nil {
-		closer = ahead.closer
-	}
-	f, id, err := op.R, op.ID, op.Err
+type fileJob struct {
+	sf     scopedFile
+	op     confine.Opened
+	from   textscan.Position
+	budget int64
+	closer *confine.Closer // scanned ahead; nil: scanned by its page
+	held   bool
+}
+
+// scanOpened scans the file of job, calling emit for each match; see
+// fileJob and fileScan.
+func scanOpened(sc *textscan.Scanner, guards *pageGuards, job fileJob, emit func(textscan.Match) bool) (res fileScan) {
+	f, id, err := job.op.R, job.op.ID, job.op.Err
 	if errors.Is(err, errPageEnded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fileScan{err: err}
 	}
@@ -245,43 +331,43 @@ func (r *Root) scanOpened(sc *textscan.Scanner, guards *pageGuards, sf scopedFil
 		// is: not an error of the whole search.
 		return fileScan{done: true}
 	}
-	if err != nil || id != sf.id {
+	if err != nil || id != job.sf.id {
 		if f != nil {
-			closer.Close(f)
+			job.closer.Close(f)
 		}
 		return fileScan{err: errMoved}
 	}
-	if keep {
+	if job.held {
 		defer func() { res.held = f }()
 	} else {
-		defer closer.Close(f)
+		defer job.closer.Close(f)
 	}
-	guard := guards.guard(f, sf.path)
+	guard := guards.guard(f, job.sf.path)
 	defer guard.Close()
-	if pos.Offset == 0 {
-		bin, err := sc.IsBinary(f, id.Size, budget)
+	if job.from.Offset == 0 {
+		bin, err := sc.IsBinary(f, id.Size, job.budget)
 		if err != nil {
-			return fileScan{err: readFailure(f, id, sf.path)}
+			return fileScan{err: readFailure(f, id, job.sf.path)}
 		}
 		if bin {
 			return fileScan{done: true}
 		}
 	}
-	next, scanned, done, stopped, err := sc.Scan(f, id.Size, pos, budget, emit)
+	next, scanned, done, stopped, err := sc.Scan(f, id.Size, job.from, job.budget, emit)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fileScan{err: err}
 	}
 	if err != nil {
-		return fileScan{err: readFailure(f, id, sf.path)}
+		return fileScan{err: readFailure(f, id, job.sf.path)}
 	}
 	var pending *confine.Guard
-	if ahead != nil && guard.Shared() {
+	if job.closer != nil && guard.Shared() {
 		guard.Settle()
 		pending = guard
 	} else if guard.Changed() {
 		return fileScan{err: errChangedWhileReading}
 	}
-	if !checkedWhenTaken {
+	if !job.held {
 		if err := changedSince(f, id); err != nil {
 			return fileScan{err: err}
 		}
