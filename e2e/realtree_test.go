@@ -69,8 +69,8 @@ func (s realSearch) String() string {
 
 // realTrees are the folders the tests page through, each of which a fresh
 // Debian machine with Go and Node has once the module's dependencies are
-// downloaded and interop's client installed. The scopes keep the whole
-// run to about a minute of two cores.
+// downloaded and interop's client installed. The scopes keep each
+// traversal within a few hundred pages.
 func realTrees(t *testing.T) []realTree {
 	t.Helper()
 	goroot := realDir(t, goEnv(t, "GOROOT"), "the Go distribution, from `go env GOROOT`")
