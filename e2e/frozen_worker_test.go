@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -268,4 +269,55 @@ func settleGoroutines(n int, within time.Duration) int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestSupervisorFrozenSDKPath: a call the front leaves to the go-sdk
+// (its params spell a key with an escape), with more for a frozen worker
+// than its gRPC stream takes unread (6 MiB of a 4 MiB window), ends within
+// its call_timeout with the supervisor's tool error, and the worker is
+// then found not responding and replaced.
+func TestSupervisorFrozenSDKPath(t *testing.T) {
+	const callTimeout = 10 * time.Second
+	bins := buildSupervisorBins(t)
+	ws := tree(t, map[string]string{"a.txt": "a\n"})
+	file := filepath.Join(t.TempDir(), "fsmcp.yaml")
+	writeFile(t, file, fmt.Sprintf("version: 1\nroots:\n"+
+		"  - {name: frozen, path: %q, include: ['**'], tools: all, call_timeout: %s, limits: {max_write_bytes: 8388608}}\n", ws, callTimeout))
+	p := startLines(t, bins.supervisor, "--manifest", file, "--worker", workerBin)
+	p.send(t, `{"jsonrpc":"2.0","id":"list","method":"tools/list","params":{`+newMeta+`}}`)
+	if r := p.recv(t, 30*time.Second); string(r.ID) != `"list"` || r.Error != nil {
+		t.Fatalf("tools/list: %s %+v", r.ID, r.Error)
+	}
+	// call sends the write and returns its answer and how long it took
+	// once the supervisor had read all but a pipe-full of it.
+	call := func(id string) (idReply, time.Duration) {
+		t.Helper()
+		p.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{`+newMeta+`,"\u006eame":"frozen_write_text_file","arguments":{"path":"big.txt","content":"`+strings.Repeat("w", 6<<20)+`"}}}`)
+		start := time.Now()
+		r := p.recv(t, 60*time.Second)
+		return r, time.Since(start)
+	}
+	// The same call to the worker running: what decoding and relaying 6
+	// MiB take here, before and after the call's own time.
+	r, live := call("6")
+	if string(r.ID) != "6" || r.Result == nil || r.Result.IsError {
+		t.Fatalf("the write to the running worker: id %s %+v %q", r.ID, r.Error, r.text())
+	}
+	kids := childPIDs(t, p.cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("workers %v, want 1", kids)
+	}
+	old := kids[0]
+	freeze(t, old)
+	t.Cleanup(func() { _ = syscall.Kill(old, syscall.SIGKILL) })
+	r, took := call("7")
+	if string(r.ID) != "7" || r.Result == nil || !r.Result.IsError || !strings.HasPrefix(r.text(), "root frozen") ||
+		(!strings.Contains(r.text(), "did not finish within 10s") && !strings.Contains(r.text(), "is not responding")) {
+		t.Fatalf("call to the frozen worker: id %s %+v %q; want the timeout or not-responding tool error", r.ID, r.Error, r.text())
+	}
+	if took > live+callTimeout+2*time.Second {
+		t.Errorf("the call ended after %s, past its call_timeout %s and the %s the running worker took", took, callTimeout, live)
+	}
+	goneWithin(t, []int{old}, 20*time.Second)
+	t.Logf("figures: a 6 MiB call on the SDK path: %s to the running worker, %s to the frozen one", live.Round(time.Millisecond), took.Round(time.Millisecond))
 }
