@@ -140,7 +140,7 @@ func (j benchJob) bench(b *testing.B, builds []benchBuild) {
 // benchBuild is a build of both binaries: this one ("fsmcp"), or a
 // variant named in FSMCP_BENCH_VARIANTS.
 type benchBuild struct {
-	name             string
+	name              string
 	workerBin, supBin string
 }
 
