@@ -94,7 +94,7 @@ func BenchmarkSearchText200MBRawClient(b *testing.B) {
 // the whole tree in one page, each against rg -F taking turns with it.
 // What the figures show: how much of a search's time goes to its page
 // boundaries (a page answered, the next asked for) rather than to
-// scanning; the contract's default is 4 MiB (docs/performance.md).
+// scanning; the default is 4 MiB (docs/reference.md, "Limits").
 func BenchmarkSearchText200MBPageSize(b *testing.B) {
 	if testing.Short() {
 		b.Skip("-short: no 200 MB tree")

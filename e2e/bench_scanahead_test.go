@@ -15,7 +15,7 @@ import (
 // the worker's reader waits for a request on the runtime's network poller,
 // which a P polls only when it has nothing else to run, so while every P
 // scans, the request is read when the scans run out of files
-// (docs/performance.md, session 15).
+// (docs/design.md, "A request while pages scan ahead").
 func BenchmarkCallDuringScanAhead(b *testing.B) {
 	t := benchTree(b, benchBigFiles, benchBigMean)
 	if testing.Short() {

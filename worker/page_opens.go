@@ -44,8 +44,8 @@ type pageOpens struct {
 
 // openAheadGroups is how many groups past a file's own take may open.
 // One ahead left the goroutines waiting on each other's opens: a group of
-// small files opens in about the time the other goroutine scans one (see
-// docs/performance.md, "Opens side by side").
+// small files opens in about the time the other goroutine scans one
+// (docs/design.md, "Opening a page's files in batches (io_uring)").
 const openAheadGroups = 2
 
 // groupOpening, when set (tests), is called as group g's open begins.

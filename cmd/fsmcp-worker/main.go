@@ -111,7 +111,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// back, and with a second P each hand-off wakes a thread that finds
 	// nothing to do, which costs more than the call on a machine where a
 	// wake-up is slow (see oneProc in fsmcp-supervisor, and
-	// docs/performance.md). A search_text page that scans files ahead
+	// docs/performance.md, "What makes fsmcp fast"). A search_text page that scans files ahead
 	// takes a second P while it does (docs/design.md, "How search_text
 	// scans").
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
@@ -119,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		worker.SetSearchProcs(2)
 	}
 	// A small live heap may grow by gcHeadroom between collections
-	// (heapfloor; docs/performance.md), unless GOGC is set.
+	// (heapfloor; docs/design.md, "The heap floor"), unless GOGC is set.
 	if _, set := os.LookupEnv("GOGC"); !set {
 		heapfloor.Start(gcHeadroom)
 	}
