@@ -110,10 +110,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// set: a call passes from the transport to the SDK to its handler and
 	// back, and with a second P each hand-off wakes a thread that finds
 	// nothing to do, which costs more than the call on a machine where a
-	// wake-up is slow (see oneProc in fsmcp-supervisor, and
-	// docs/performance.md, "What makes fsmcp fast"). A search_text page that scans files ahead
-	// takes a second P while it does (docs/design.md, "How search_text
-	// scans").
+	// wake-up is slow (see oneProc in fsmcp-supervisor, and docs/design.md,
+	// "Raw non-blocking I/O"). A search_text page that scans files ahead
+	// takes a second P while it does (docs/design.md, "How a search page
+	// uses two cores").
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
 		worker.SetSearchProcs(2)
