@@ -12,7 +12,7 @@ import (
 	"github.com/fsmcp/fsmcp/worker/cursor"
 )
 
-// The cursor refusals of the wire contract.
+// The cursor refusals of docs/reference.md, Cursors.
 const (
 	invalidCursor  = "cursor is not valid"
 	otherTraversal = "cursor was issued for a different traversal"

@@ -98,7 +98,7 @@ const (
 )
 
 // TestAttackEscapeSpellings sends every spelling of a way out to every tool
-// that takes a path: each is refused with the contract's exact error (a
+// that takes a path: each is refused with its documented exact error (a
 // write's path breaks the name rule first), and no response carries a byte
 // from outside or a host path.
 func TestAttackEscapeSpellings(t *testing.T) {

@@ -85,7 +85,7 @@ func with(args map[string]any, kv ...any) map[string]any {
 	return out
 }
 
-// contractRow is one row of the contract's tables: the server it runs on,
+// contractRow is one row of docs/reference.md's tables: the server it runs on,
 // its setup (which returns the call's arguments: a map, or raw JSON), and
 // the exact text the call must fail with (a prefix for schema errors,
 // which go on to name the argument).
@@ -103,9 +103,9 @@ func static(args any) func(*contractFixture) any { return func(*contractFixture)
 
 const schemaPrefix = "Input validation error: Invalid arguments for tool "
 
-// TestContractErrors walks the wire contract's "Tool error texts" table,
-// its cursor table and the protocol rows that are tool errors, row by row,
-// in the contract's order: each row sets its case up on real files, calls
+// TestContractErrors walks docs/reference.md's Errors table, its Cursors
+// table and the protocol rows that are tool errors, row by row, in the
+// tables' order: each row sets its case up on real files, calls
 // the built worker over stdio, and wants the row's text exactly.
 func TestContractErrors(t *testing.T) {
 	root := tree(t, map[string]string{

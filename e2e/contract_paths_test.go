@@ -20,7 +20,7 @@ type pathRow struct {
 	same       string
 }
 
-// dotPathRows are the contract's "Paths" rules for every tool: only a bare
+// dotPathRows are docs/reference.md's Paths rules for every tool: only a bare
 // "." names the root (as "" does); "./", ".//", "./lib", "lib/." and other
 // dot segments are refused; a trailing or doubled slash is dropped.
 func dotPathRows() []pathRow {

@@ -13,7 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// wireFiles is the root the contract's path and annotation rows run in.
+// wireFiles is the root the path and annotation rows run in
+// (docs/reference.md, Paths and Tools).
 var wireFiles = map[string]string{"top.txt": "needle top\n", "lib/x/y.txt": "needle deep\n"}
 
 // wireServers starts the worker and the supervisor (one root "ws" with
@@ -40,7 +41,7 @@ func wireServers(t *testing.T) (raw []*protoTarget, sdk map[string]*mcp.ClientSe
 	return raw, sdk, map[string]string{"worker": "", "supervisor": "ws_"}, root
 }
 
-// wantTools are the contract's titles and annotations.
+// wantTools are the titles and annotations of docs/reference.md, Tools.
 var wantTools = func() map[string]struct {
 	title string
 	hints map[string]any
@@ -61,8 +62,8 @@ var wantTools = func() map[string]struct {
 
 // TestContractAnnotations: in tools/list of both binaries, as written on
 // the wire and as the go-sdk client reads it, each tool's annotations are
-// exactly the contract's four hints, and its title is at the tool's top
-// level only.
+// exactly the four hints of docs/reference.md, Tools, and its title is at
+// the tool's top level only.
 func TestContractAnnotations(t *testing.T) {
 	raw, sdk, prefix, _ := wireServers(t)
 	for _, p := range raw {

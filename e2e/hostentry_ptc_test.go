@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ptcHostSchema is PtcRunner's host document as ../shared/spec/ptc-host.md
+// ptcHostSchema is PtcRunner's host document as its specification
 // states it: every object closed (its loader refuses unknown keys), every
 // bound the spec lists. Only the MCP installation's stdio transport is
 // described, the one fsmcp prints.

@@ -32,7 +32,8 @@ func runWorker(t *testing.T, env []string, args ...string) (int, string, string)
 }
 
 // TestStartupErrors: every startup failure exits 64 with exactly one line on
-// stderr, "fsmcp-worker: " and the contract's text, and nothing on stdout.
+// stderr, "fsmcp-worker: " and the text of docs/reference.md, Worker
+// startup, and nothing on stdout.
 func TestStartupErrors(t *testing.T) {
 	root := tree(t, map[string]string{"a.txt": "x", "d/b.txt": "y"})
 	file := root + "/a.txt"

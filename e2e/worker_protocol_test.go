@@ -119,7 +119,7 @@ func TestExitPaths(t *testing.T) {
 	}
 }
 
-// TestProtocolProfile walks the contract's protocol rows over raw stdio
+// TestProtocolProfile walks docs/reference.md's protocol rows over raw stdio
 // against both binaries: a call without the _meta claim, or naming another
 // revision, gets -32022 with the supported list (never code 0); a legacy
 // initialize gets -32022 with both lists from the worker and the

@@ -282,7 +282,7 @@ func TestWalkCeilings(t *testing.T) {
 }
 
 // checkPageText checks that a page's content text is its value as compact
-// JSON, keys in the contract's order (items, next_cursor, content_hash; an
+// JSON, keys in the documented order (items, next_cursor, content_hash; an
 // item's name, kind, path), and the same value as structuredContent.
 func checkPageText(t testing.TB, r *result, es []entryItem) {
 	t.Helper()
@@ -318,8 +318,8 @@ func TestMaxFileBytes(t *testing.T) {
 }
 
 // TestToolDefinitions reads tools/list as raw JSON: every tool has the
-// contract's title and all four annotations, spelled out, and the read
-// tools' output schemas describe the contract's items.
+// title and all four annotations of docs/reference.md, Tools, spelled out,
+// and the read tools' output schemas describe the items listed there.
 func TestToolDefinitions(t *testing.T) {
 	root := tree(t, map[string]string{"a.txt": "a"})
 	p := startRaw(t, workerBin, "--root", root, "--include", "**")

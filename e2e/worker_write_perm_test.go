@@ -146,7 +146,7 @@ func xattrs(t *testing.T, path string) string {
 }
 
 // TestWriteAsUnprivilegedUser runs the worker as uid 65534: a destination
-// this process may not write is refused with the contract's text and left
+// this process may not write is refused with its documented text and left
 // alone; one whose owner it could not keep fails with "write failed" and is
 // left alone; a new file is 0600 and a replaced own file keeps its mode.
 func TestWriteAsUnprivilegedUser(t *testing.T) {

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// The write tool's texts, verbatim from the wire contract (errWriteName and
-// errWriteDest are beside the path refusals in attack_escape_test.go).
+// The write tool's texts, verbatim from docs/reference.md, Errors
+// (errWriteName and errWriteDest are beside the path refusals in
+// attack_escape_test.go).
 const (
 	errWriteExcluded  = "path matches an --exclude pattern of this root"
 	errWriteNoInclude = "path matches no --include pattern of this root"
@@ -86,7 +87,7 @@ func TestWrite(t *testing.T) {
 		{"symbolic link in", map[string]any{"path": "inner-link.md", "content": "x"}, errWriteDest},
 		{"directory", map[string]any{"path": "adir.md", "content": "x"}, errWriteDest},
 		{"FIFO", map[string]any{"path": "fifo.md", "content": "x"}, errWriteDest},
-		// The checks run in the contract's order: name, size, exclude,
+		// The checks run in the documented order: name, size, exclude,
 		// include, destination.
 		{"name before size", map[string]any{"path": "Big.md", "content": strings.Repeat("x", 101)}, errWriteName},
 		{"size before exclude", map[string]any{"path": "private.md", "content": strings.Repeat("x", 101)}, "content exceeds the 100-byte write limit"},

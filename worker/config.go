@@ -81,7 +81,7 @@ func (r *Root) Deterministic() bool { return r.cfg.CursorKey != nil }
 // and include are given, the limits are in range, the name and tool mask
 // are usable. Open runs it first; a command line may run it early to
 // report these before anything else. Every error is a *ConfigError with the
-// wire contract's text where it has one.
+// text of docs/reference.md, Worker startup, where it has one.
 func (cfg *Config) Check() error {
 	if cfg.Root == "" {
 		return configErrorf("--root is required")

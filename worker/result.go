@@ -128,7 +128,8 @@ func newFitter(ceiling int64) *fitter {
 func itemCost(b []byte) int { return len(b) + 1 + escapedLen(b) + 2 }
 
 // add appends the item b if it fits, digesting hashed (the item's bytes as
-// the contract's content_hash counts them), and reports whether it did.
+// content_hash counts them: docs/reference.md, Results and pages), and
+// reports whether it did.
 func (f *fitter) add(b, hashed []byte) bool {
 	c := itemCost(b)
 	if f.used+c > f.ceiling {

@@ -49,10 +49,10 @@ type toolDef struct {
 
 var privateMeta = mcp.Meta{"io.modelcontextprotocol/cacheScope": "private"}
 
-// annotations are the contract's four hints and nothing else (the title is
-// the tool's own, not repeated here): every tool works on the root alone;
-// the read tools change nothing, the write tool replaces a file (the same
-// call twice leaves the same file).
+// annotations are the four hints of docs/reference.md, Tools, and nothing
+// else (the title is the tool's own, not repeated here): every tool works
+// on the root alone; the read tools change nothing, the write tool replaces
+// a file (the same call twice leaves the same file).
 func annotations(write bool) *mcp.ToolAnnotations {
 	f, t := false, true
 	if write {

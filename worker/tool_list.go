@@ -147,7 +147,8 @@ type searchCall struct {
 	cur   cursor.Scope
 }
 
-// checkSearch checks a search call's arguments, in the contract's order.
+// checkSearch checks a search call's arguments, in the order of
+// docs/reference.md, Arguments.
 func checkSearch(tool string, a searchArgs) (*searchCall, error) {
 	limit, err := pageLimit(tool, a.Limit, defaultLimit, maxLimit, true)
 	if err != nil {

@@ -20,12 +20,12 @@ type writeResult struct {
 	ContentHash string `json:"content_hash"`
 }
 
-// writeName is the contract's rule for a write's path: one lowercase
-// basename, directly in the root. It also keeps the temporary files' names
-// (which start with a dot) out of reach.
+// writeName is the rule for a write's path (docs/reference.md, Arguments):
+// one lowercase basename, directly in the root. It also keeps the temporary
+// files' names (which start with a dot) out of reach.
 var writeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,254}$`)
 
-// The write tool's texts, verbatim from the wire contract.
+// The write tool's texts, verbatim (docs/reference.md, Errors).
 const (
 	errWriteName      = "path must be one lowercase basename of letters, digits, dots, underscores, or hyphens"
 	errWriteExcluded  = "path matches an --exclude pattern of this root"
@@ -36,8 +36,9 @@ const (
 	errWriteFailed = "write failed"
 )
 
-// writeTextFile checks a write in the contract's order (name, size,
-// exclude, include, destination) and then replaces the file atomically.
+// writeTextFile checks a write in the documented order (name, size,
+// exclude, include, destination; docs/reference.md, How a write is checked
+// and made) and then replaces the file atomically.
 func (r *Root) writeTextFile(_ context.Context, a writeArgs) ([]byte, error) {
 	name := a.Path
 	switch {

@@ -120,7 +120,8 @@ func parse(args []string) (*options, error) {
 var base64url = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // cursorKey reads the deterministic cursor key from the variable named by
-// --cursor-key-env, with the contract's texts; none shows the value.
+// --cursor-key-env, with the texts of docs/reference.md, Worker startup;
+// none shows the value.
 func cursorKey(name string, lookup func(string) (string, bool)) ([]byte, error) {
 	if !names.Env(name) {
 		return nil, errors.New("--cursor-key-env must name an environment variable")

@@ -135,8 +135,8 @@ func Keys() []string {
 }
 
 // Check reports whether v is in the range a manifest or command line may
-// set, with the worker's startup text (the wire contract's "limits are not
-// valid", then which option and why).
+// set, with the worker's startup text ("limits are not valid", then which
+// option and why: docs/reference.md, Worker startup).
 func (e Limit) Check(v int64) error {
 	switch {
 	case v >= e.Min && v <= e.Max:

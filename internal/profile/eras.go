@@ -8,8 +8,9 @@ import (
 
 // Legacy are the 2025 revisions of the initialize handshake a server of the
 // profile can serve beside Version, newest first: the revisions most hosts'
-// SDKs speak. The worker serves Version alone (the wire contract); the
-// supervisor's front serves these too, so those hosts can connect.
+// SDKs speak. The worker serves Version alone (docs/reference.md, Protocol
+// answers); the supervisor's front serves these too, so those hosts can
+// connect.
 var Legacy = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 // Revisions are every revision a server of the profile can serve, newest

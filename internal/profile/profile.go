@@ -1,8 +1,9 @@
 // Package profile pins an MCP server to the protocol revisions fsmcp
-// serves, to the tools capability alone, and to the wire contract's
-// protocol errors. The worker serves 2026-07-28 alone; the supervisor's
-// front serves the 2025 revisions of the initialize handshake as well
-// (Config.Versions), through the go-sdk's own support for both eras.
+// serves, to the tools capability alone, and to the protocol errors of
+// docs/reference.md, Protocol answers. The worker serves 2026-07-28 alone;
+// the supervisor's front serves the 2025 revisions of the initialize
+// handshake as well (Config.Versions), through the go-sdk's own support for
+// both eras.
 //
 // go-sdk v1.8.0 narrows server/discover with
 // ServerOptions.SupportedProtocolVersions, but it still answers a legacy

@@ -7,10 +7,10 @@
 // key. A cursor must come back exactly as issued: any other base64 spelling
 // of the same bytes is refused.
 //
-// Decode tells the failures apart in the order the wire contract checks
-// them: ErrInvalid (not one this process signed), then ErrTraversal (signed,
-// but for another scope). The tools then check ErrChanged (the state it
-// binds moved) and ErrPosition (a position beyond the data).
+// Decode tells the failures apart in the order docs/reference.md, Cursors,
+// checks them: ErrInvalid (not one this process signed), then ErrTraversal
+// (signed, but for another scope). The tools then check ErrChanged (the
+// state it binds moved) and ErrPosition (a position beyond the data).
 package cursor
 
 import (
@@ -31,8 +31,8 @@ const MaxLen = 4096
 // MinKeyBytes is the shortest signing key accepted.
 const MinKeyBytes = 32
 
-// The cursor failures, in the order they are checked; their texts are the
-// wire contract's.
+// The cursor failures, in the order they are checked; their texts are
+// those of docs/reference.md, Cursors.
 var (
 	// ErrInvalid: not a string, empty, too long, malformed, or not signed
 	// with this process's key.

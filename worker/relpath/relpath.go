@@ -1,7 +1,7 @@
-// Package relpath is the path contract of a served root: the only spelling
-// of a path a client may use. A path is relative and slash-separated; a
-// trailing or doubled slash is dropped, and anything else that would need
-// resolving is refused rather than resolved.
+// Package relpath holds the path rules of a served root (docs/reference.md,
+// Paths): the only spelling of a path a client may use. A path is relative
+// and slash-separated; a trailing or doubled slash is dropped, and anything
+// else that would need resolving is refused rather than resolved.
 package relpath
 
 import (
@@ -16,7 +16,7 @@ const MaxPathChars = 1024
 // ErrNotRelative is the one answer for a path that breaks the rules.
 var ErrNotRelative = errors.New("path is not a relative path inside the root")
 
-// Clean checks p against the contract and returns its canonical form: ""
+// Clean checks p against the path rules and returns its canonical form: ""
 // names the root, and so does a bare "."; every other path is its segments
 // joined by single slashes ("lib/" and "lib//x" are "lib" and "lib/x").
 // Absolute paths, drive prefixes, backslashes, NUL bytes, "." or ".."

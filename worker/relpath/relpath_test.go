@@ -56,11 +56,12 @@ func TestClean(t *testing.T) {
 	}
 }
 
-// FuzzClean holds Clean to the contract from both sides: what it accepts
-// is returned unchanged, already clean by path.Clean, local by
-// filepath.IsLocal (no climb, not absolute, no drive or reserved name
-// trick), within the size limits and free of backslash and NUL; and what
-// it refuses breaks one of those rules, so nothing valid is turned away.
+// FuzzClean holds Clean to the path rules (docs/reference.md, Paths) from
+// both sides: what it accepts is returned unchanged, already clean by
+// path.Clean, local by filepath.IsLocal (no climb, not absolute, no drive
+// or reserved name trick), within the size limits and free of backslash and
+// NUL; and what it refuses breaks one of those rules, so nothing valid is
+// turned away.
 func FuzzClean(f *testing.F) {
 	for _, s := range []string{"", ".", "a/b", "../x", "/abs", `a\b`, "a//b", "C:/", "..", "a/..", "a/../b", "./a", "a/.", "./", ".//",
 		"...", "a/.../b", "..a", "a..", ". a", "a\x00", "c:", "ab:c", "a/b:", "C:x", "//", "/..", "a/", "~/x", "%2e%2e",
@@ -103,7 +104,7 @@ func FuzzClean(f *testing.F) {
 		}
 		if path.Clean(got) != got || !filepath.IsLocal(got) || utf8.RuneCountInString(got) > MaxPathChars ||
 			strings.ContainsAny(got, "\\\x00") || (got[1%len(got)] == ':' && isASCIILetter(got[0])) {
-			t.Fatalf("Clean(%q) accepted a path that breaks the contract", p)
+			t.Fatalf("Clean(%q) accepted a path that breaks the path rules", p)
 		}
 		for seg := range strings.SplitSeq(got, "/") {
 			if seg == "" || seg == "." || seg == ".." {
