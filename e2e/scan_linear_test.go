@@ -1,7 +1,7 @@
 package e2e
 
-// Folded and multi-term searches on the inputs that made them quadratic
-// (issue 15): a page completes, finds what it must, and a long search stops
+// Folded and multi-term searches on inputs that would make a naive scan
+// quadratic: a page completes, finds what it must, and a long search stops
 // when the client cancels it.
 
 import (

@@ -1,7 +1,8 @@
 package e2e
 
 // Walks that cannot read a directory fail the call instead of answering
-// short, and names that are not UTF-8 are not served (issue 15).
+// short, and names that are not UTF-8 are not served (docs/reference.md,
+// Names and unreadable directories).
 
 import (
 	"os"

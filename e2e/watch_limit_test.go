@@ -1,6 +1,6 @@
 package e2e
 
-// Kept search inventories and the user's inotify watches (issue 15): one
+// Kept search inventories and the user's inotify watches: one
 // worker holds at most an eighth of the user's watch limit, and gives its
 // watches back when idle.
 

@@ -11,7 +11,7 @@
 // cost more than relaying the line. A read or write on a non-blocking
 // descriptor never waits in the kernel (it returns EAGAIN instead), so it
 // can be made as a raw system call that keeps the P throughout; only an
-// empty or full pipe waits, through the runtime's poller as before.
+// empty or full pipe waits, through the runtime's poller.
 //
 // The poller is asked for ready descriptors only by a P with nothing else
 // to run, so a goroutine that keeps every P busy (a search scanning files

@@ -20,7 +20,7 @@ import (
 // (docs/performance.md). A call the direct path takes runs the tool's
 // handler on a goroutine of its own as soon as it is read, and its answer,
 // encoded as the SDK encodes it, goes to the same connection. Everything
-// else (and every call it does not take) goes to the SDK as before.
+// else (and every call it does not take) goes to the SDK.
 //
 // It takes only calls whose answer it can give exactly as the SDK would:
 // params of exactly _meta, name (a tool of the Server) and arguments (an
@@ -83,7 +83,7 @@ func (c *directConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		if req.Method == "notifications/cancelled" && !req.IsCall() {
-			c.cancelCall(req.Params) // and the SDK sees it, as before
+			c.cancelCall(req.Params) // and the SDK sees it too
 			return msg, nil
 		}
 		if !c.take(req) {

@@ -18,7 +18,7 @@ func TestPercent(t *testing.T) {
 		{live: 2 << 20, headroom: 8 << 20, base: 100, want: 250},  // capped: the minimum heap at 400 would be 16 MiB
 		{live: 1 << 20, headroom: 8 << 20, base: 100, want: 230},  // capped: 225 makes the minimum 9 MiB
 		{live: 1 << 20, headroom: 4 << 20, base: 100, want: 130},  // capped: 125 makes it 5 MiB
-		{live: 40 << 20, headroom: 8 << 20, base: 100, want: 100}, // a large heap as before
+		{live: 40 << 20, headroom: 8 << 20, base: 100, want: 100}, // a large heap: base
 		{live: 40 << 20, headroom: 8 << 20, base: 300, want: 300}, // never below base
 		{live: 1 << 20, headroom: 1 << 20, base: 100, want: 100},  // headroom below the minimum: base
 		{live: 0, headroom: 8 << 20, base: 100, want: 200},        // none live yet: no division by zero

@@ -233,8 +233,8 @@ func benchPrefilter(b *testing.B, terms []string, fold bool, text []byte) {
 
 // BenchmarkHeadRead: IsBinary, then a Scan of a text file, over 200 files
 // on disk, with IsBinary reading up to headReadMax (a file that fits read
-// by one pread) and, taking turns in the same loop, only HeadBytes as it
-// used to (then the Scan reads the rest). x-8KiB-head is the first's time
+// by one pread) and, taking turns in the same loop, only HeadBytes (then
+// the Scan reads the rest). x-8KiB-head is the first's time
 // over the second's. text: files of 25-175 KiB (the sizes of e2e's 206 MB
 // benchmark); binary: 1 MiB files whose first line holds a NUL and an
 // invalid byte, one after the other (IsBinary reads HeadBytes after a
@@ -314,7 +314,7 @@ func benchHeadRead(b *testing.B, binary, afterText bool) {
 // BenchmarkScanFileEnds: whole Scans of 200 files of 25-175 KiB in memory
 // with one match each near their start, counting no lines after a file's
 // last match (nothing resumes from its end) and, taking turns in the same
-// loop, counting them as Scan used to. x-count-to-end is the first's time
+// loop, counting them (countToEnd). x-count-to-end is the first's time
 // over the second's.
 func BenchmarkScanFileEnds(b *testing.B) {
 	text := benchCorpus()

@@ -49,8 +49,8 @@ type Scanner struct {
 	head io.ReaderAt
 	// lastBinary: the last file IsBinary judged was binary.
 	lastBinary bool
-	// countToEnd counts the lines after a file's last match too, as Scan
-	// used to (a benchmark's reference).
+	// countToEnd counts the lines after a file's last match too (a
+	// benchmark's reference).
 	countToEnd bool
 
 	chunk int // usual read size (readChunk; smaller in tests)
@@ -422,8 +422,8 @@ func (s *Scanner) reset() {
 // work is charged (see charge), and once it exceeds twice the bytes the
 // call has reached, the rest of the call runs on the Aho-Corasick automaton:
 // one table lookup per byte for all terms at once, folded or not. A single
-// case-sensitive term falls back to bytes.Index instead, as before (its
-// Rabin-Karp fallback is linear). Terms that would take several anchor
+// case-sensitive term keeps bytes.Index instead (its Rabin-Karp fallback
+// is linear). Terms that would take several anchor
 // passes, where the CPU can, are looked for together by the SIMD
 // prefilter instead (see teddy), its comparisons charged the same way.
 func (s *Scanner) find(buf []byte, from int) int {
