@@ -34,9 +34,9 @@ import (
 //     gets (a ceiling, an unreadable directory, its cancellation) never
 //     depends on how the two goroutines were scheduled.
 //
-// Splitting each directory's stats between two goroutines was measured
-// not to help: waking the second thread for each directory cost what the
-// stats did. Here each hand-off is a subtree.
+// Splitting each directory's stats between two goroutines does not help:
+// waking the second thread for each directory costs what the stats do.
+// Here each hand-off is a subtree.
 const (
 	// splitJobs is how many subtrees the first levels are read for.
 	splitJobs = 16

@@ -73,11 +73,11 @@ func main() {
 
 // oneProc runs Go code on one thread at a time (GOMAXPROCS=1) unless the
 // environment sets GOMAXPROCS. The supervisor only relays: each call is a
-// chain of goroutine hand-offs (stdin reader, gRPC stream, gRPC writer,
-// stdout), and with a second P idle every hand-off wakes another thread
-// that finds nothing to do, which costs more than the hand-off itself.
-// With one P the next goroutine runs on the same thread. Start-up, where
-// the supervisor generates one TLS key per root, measured no slower.
+// chain of goroutine hand-offs from the host's line to the worker and
+// back, and with a second P idle every hand-off wakes another thread that
+// finds nothing to do, which costs more than the hand-off itself. With one
+// P the next goroutine runs on the same thread. Start-up, where the
+// supervisor generates one TLS key per root, is no slower for it.
 func oneProc() {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
