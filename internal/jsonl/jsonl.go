@@ -267,14 +267,13 @@ func requestID(line []byte) json.RawMessage {
 const idWindow = 64 << 10
 
 // reject writes an error response for a line that was not delivered, with
-// the line's id as written (null if nil).
+// the line's id as written, or with none when id is nil: the MCP schemas
+// of both eras allow an error response without an id, but not an id of
+// null (a request id is a string or an integer).
 func (c *conn) reject(id json.RawMessage, code int, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
 	b, err := json.Marshal(struct {
 		Version string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
+		ID      json.RawMessage `json:"id,omitempty"`
 		Error   jsonrpc.Error   `json:"error"`
 	}{"2.0", id, jsonrpc.Error{Code: int64(code), Message: msg}})
 	if err == nil {

@@ -83,7 +83,7 @@ func TestReadSkipsWhatIsNotAMessage(t *testing.T) {
 		{"one message", ping + "\n", 1, nil},
 		{"no final newline", ping, 1, nil},
 		{"CRLF and blank lines", "\r\n\n" + ping + "\r\n  \n", 1, nil},
-		{"malformed JSON", "{not json\n" + ping + "\n", 1, []string{`"id":null,"error":{"code":-32700`}},
+		{"malformed JSON", "{not json\n" + ping + "\n", 1, []string{`{"jsonrpc":"2.0","error":{"code":-32700`}},
 		{"batch", "[" + ping + "]\n" + ping + "\n", 1, []string{`"code":-32600,"message":"JSON-RPC batches`}},
 		{"not JSON-RPC, id kept", `{"id":9,"method":3}` + "\n" + ping + "\n", 1, []string{`"id":9,"error":{"code":-32600`}},
 		{"over-long line", long + "\n" + ping + "\n", 1, []string{`exceeds 100 bytes`}},
