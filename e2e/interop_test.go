@@ -38,7 +38,7 @@ type interopPlan struct {
 	Home              string            `json:"home,omitempty"` // the Inspector's HOME
 	Client            string            `json:"client"`         // sdk1, client2 or inspector
 	Mode              any               `json:"mode,omitempty"` // client2's negotiation mode; nil: its default
-	Scenario          string            `json:"scenario"`       // host, refused or ownErrors
+	Scenario          string            `json:"scenario"`       // host, refused, ownErrors or validate
 	SupportedVersions []string          `json:"supportedVersions,omitempty"`
 	Prefix            string            `json:"prefix"`
 	Tools             []string          `json:"tools"`
@@ -51,6 +51,7 @@ type interopPlan struct {
 	ReadBackTool      string            `json:"readBackTool,omitempty"`
 	StuckTool         string            `json:"stuckTool,omitempty"`
 	HeldCalls         int               `json:"heldCalls,omitempty"`
+	Answers           []map[string]any  `json:"answers,omitempty"` // validate: {method, answer}
 }
 
 type interopReport struct {

@@ -10,6 +10,9 @@
 //
 //   node interop/drive.mjs PLAN.json
 //
+// (or, with plan.scenario "validate", checks raw answers the Go tests
+// captured against the 1.x SDK's schemas of the 2025 era).
+//
 // PLAN (written by e2e/interop_test.go) names the server command, the
 // client, the scenario, the tool prefix ("" for a worker, "<root>_"
 // through the supervisor), what the read root holds and the tools to use.
@@ -67,13 +70,13 @@ const legacyResultSchemas = {
 
 // checkLegacyAnswers: in the 2025 era every answer is a JSON-RPC response
 // of the 1.x SDK's schemas, and no result carries the 2026-07-28 members.
-function checkLegacyAnswers(seen) {
-  assert.ok(seen.answers.length > 0, 'no answers seen')
-  for (const msg of seen.answers) {
+// answers are { method, msg }: each message and the method it answers.
+function checkLegacyAnswers(answers) {
+  assert.ok(answers.length > 0, 'no answers seen')
+  for (const { method, msg } of answers) {
     const line = JSON.stringify(msg).slice(0, 300)
     assert.ok(types1.JSONRPCResponseSchema.safeParse(msg).success, `not a JSON-RPC response of the 1.x SDK: ${line}`)
     if (msg.result === undefined) continue
-    const method = seen.methods.get(msg.id)
     const schema = legacyResultSchemas[method]
     assert.ok(schema, `an answer to ${method}: ${line}`)
     const parsed = schema.safeParse(msg.result)
@@ -81,7 +84,7 @@ function checkLegacyAnswers(seen) {
     assert.equal(msg.result.resultType, undefined, `a 2025 result carries resultType: ${line}`)
     assert.equal(msg.result._meta?.['io.modelcontextprotocol/serverInfo'], undefined, `a 2025 result carries serverInfo: ${line}`)
   }
-  report.legacyAnswers = seen.answers.length
+  report.legacyAnswers = answers.length
 }
 
 function stdioParams() {
@@ -335,8 +338,15 @@ async function refused() {
   report.refused = { code: err.code, message: err.message, supported: err.data?.supported }
 }
 
+// validate: plan.answers, raw answers of the 2025 era with the method each
+// answers, are checked as a 2025 client's answers are.
+function validate() {
+  checkLegacyAnswers(plan.answers.map(({ method, answer }) => ({ method, msg: answer })))
+}
+
 async function scenario() {
   if (plan.scenario === 'refused') return refused()
+  if (plan.scenario === 'validate') return validate()
   const session = plan.client === 'inspector' ? inspectorSession() : await sdkSession()
   report.protocol = session.protocol
   report.era = session.era
@@ -346,7 +356,10 @@ async function scenario() {
   } finally {
     await session.close().catch(() => {})
   }
-  if (session.era === 'legacy' && session.seen) checkLegacyAnswers(session.seen)
+  if (session.era === 'legacy' && session.seen) {
+    const { answers, methods } = session.seen
+    checkLegacyAnswers(answers.map((msg) => ({ method: methods.get(msg.id), msg })))
+  }
 }
 
 try {
