@@ -24,15 +24,11 @@ import (
 	"github.com/fsmcp/fsmcp/internal/profile"
 	"github.com/fsmcp/fsmcp/internal/wire"
 	"github.com/fsmcp/fsmcp/worker"
-	"github.com/fsmcp/fsmcp/worker/heapfloor"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // exitUsage is the exit status of a configuration error (EX_USAGE).
 const exitUsage = 64
-
-// gcHeadroom is how much a small heap may grow between collections.
-const gcHeadroom = 8 << 20
 
 // usage is the --help text. The limits' lines come from limits.Table.
 func usage() string {
@@ -117,11 +113,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
 		worker.SetSearchProcs(2)
-	}
-	// A small live heap may grow by gcHeadroom between collections
-	// (heapfloor; docs/design.md, "The heap floor"), unless GOGC is set.
-	if _, set := os.LookupEnv("GOGC"); !set {
-		heapfloor.Start(gcHeadroom)
 	}
 	if wire.Launched() {
 		if err := wire.Serve(srv, jsonl.MaxLineFor(o.cfg.Limits.MaxWriteBytes), jsonl.MaxTextFor(o.cfg.Limits.MaxWriteBytes)); err != nil {

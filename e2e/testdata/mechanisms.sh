@@ -48,7 +48,7 @@ echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk '
 /^BenchmarkWholeJobs\// {
   job = $1; sub(/^BenchmarkWholeJobs\//, "", job); sub(/-[0-9]+$/, "", job)
-  for (i = 4; i < NF; i += 2) {
+  for (i = 3; i < NF; i += 2) {
     unit = $(i + 1)
     if (unit ~ /^x-/ || unit ~ /-x-fsmcp$/ || unit ~ /-x-(rg|worker|one-term|case-sensitive)$/) {
       key = job SUBSEP unit
