@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/fsmcp/fsmcp/internal/gopool"
 	"github.com/fsmcp/fsmcp/internal/nbio"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/textscan"
@@ -217,7 +216,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 		a.next.Store(1) // the page scans its first file itself
 	}
 	for range workers - 1 {
-		gopool.Go(func() {
+		go func() {
 			sc := textscan.NewScanner(s.m)
 			sc.SetContext(a.ctx)
 			for a.mayClaim() {
@@ -225,7 +224,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 				nbio.Yield()
 			}
 			sc.Release()
-		})
+		}()
 	}
 	return a
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/fsmcp/fsmcp/internal/gopool"
 )
 
 // The direct path. For each tools/call the SDK decodes the params and their
@@ -116,7 +114,7 @@ func (c *directConn) take(req *jsonrpc.Request) bool {
 	ctx, cancel := context.WithCancel(c.base)
 	c.inFlight[req.ID] = cancel
 	c.mu.Unlock()
-	gopool.Go(func() { c.serve(ctx, cancel, req.ID, h, call) })
+	go c.serve(ctx, cancel, req.ID, h, call)
 	return true
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fsmcp/fsmcp/internal/gopool"
 	"github.com/fsmcp/fsmcp/internal/jsonl"
 	"github.com/fsmcp/fsmcp/internal/jsonstr"
 	"github.com/fsmcp/fsmcp/internal/profile"
@@ -133,21 +132,16 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	// full socket must not stop the input); the answer is queued for the
 	// writer, never written from the relay's reading goroutine, which
 	// also reads the worker's probe answers.
-	callPool.Go(func() {
+	go func() {
 		rl.Go(ctx, "tools/call", params, func(resp *jsonrpc.Response, err error) {
 			out := s.relayAnswer(ctx, rt.root, timeout, call.modern, resp, err)
 			cancel()
 			out.ID = req.ID
 			c.answers <- relayedAnswer{out: out, root: root}
 		})
-	})
+	}()
 	return true
 }
-
-// callPool runs the goroutines that send relayed calls. They are kept once
-// done, with the stacks they grew, so a call does not start a goroutine
-// and grow its stack by copying.
-var callPool = gopool.New(8)
 
 // relayedAnswer is the answer to a relayed call, queued for the host.
 type relayedAnswer struct {
