@@ -125,9 +125,6 @@ func (r *Ring) Close() error {
 
 var errBroken = errors.New("uring: the ring failed a submission and takes no more")
 
-// Size is the most operations one Run takes.
-func (r *Ring) Size() int { return int(r.entries) }
-
 // Run submits ops, waits until every one has completed and stores each
 // result in its Res. It fails only if the kernel refuses the submission
 // itself; an operation's own failure is its Res.

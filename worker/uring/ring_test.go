@@ -72,7 +72,7 @@ func TestRunOpensStatsCloses(t *testing.T) {
 		fds := []int{int(ops[0].Res), int(ops[1].Res), int(ops[3].Res)}
 		ops = ops[:0]
 		for i, fd := range fds {
-			ops = append(ops, Statx(fd, empty, unix.AT_EMPTY_PATH, unix.STATX_BASIC_STATS, unsafe.Pointer(&stx[i])))
+			ops = append(ops, statx(fd, empty, unix.AT_EMPTY_PATH, unix.STATX_BASIC_STATS, unsafe.Pointer(&stx[i])))
 		}
 		if err := r.Run(ops); err != nil {
 			t.Fatal(err)
@@ -110,19 +110,28 @@ func TestRunOpensStatsCloses(t *testing.T) {
 
 func TestRunRefusesMoreThanTheRingHolds(t *testing.T) {
 	r := newRing(t, 4)
-	ops := make([]Op, r.Size()+1)
+	ops := make([]Op, r.size()+1)
 	for i := range ops {
 		ops[i] = Close(-1)
 	}
 	if err := r.Run(ops); err == nil {
-		t.Fatalf("Run of %d operations on a ring of %d succeeded", len(ops), r.Size())
+		t.Fatalf("Run of %d operations on a ring of %d succeeded", len(ops), r.size())
 	}
-	if err := r.Run(ops[:r.Size()]); err != nil {
+	if err := r.Run(ops[:r.size()]); err != nil {
 		t.Fatal(err)
 	}
-	for i, op := range ops[:r.Size()] {
+	for i, op := range ops[:r.size()] {
 		if op.Res != -int32(unix.EBADF) {
 			t.Fatalf("close(-1) #%d: res %d, want -EBADF", i, op.Res)
 		}
 	}
+}
+
+// size is the most operations one Run takes.
+func (r *Ring) size() int { return int(r.entries) }
+
+// statx stats path (NUL-terminated; "" with AT_EMPTY_PATH for dirfd
+// itself) into buf, a struct statx, as statx(2).
+func statx(dirfd int, path *byte, flags, mask int, buf unsafe.Pointer) Op {
+	return Op{sqe: sqe{opcode: opStatx, fd: int32(dirfd), addr: addr(unsafe.Pointer(path)), len: uint32(mask), off: addr(buf), opFlags: uint32(flags)}}
 }

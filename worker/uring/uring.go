@@ -78,12 +78,6 @@ func Openat2(dirfd int, path *byte, how unsafe.Pointer, size uintptr) Op {
 	return Op{sqe: sqe{opcode: opOpenat2, fd: int32(dirfd), addr: addr(unsafe.Pointer(path)), len: uint32(size), off: addr(how)}}
 }
 
-// Statx stats path (NUL-terminated; "" with AT_EMPTY_PATH for dirfd itself)
-// into buf, a struct statx, as statx(2).
-func Statx(dirfd int, path *byte, flags, mask int, buf unsafe.Pointer) Op {
-	return Op{sqe: sqe{opcode: opStatx, fd: int32(dirfd), addr: addr(unsafe.Pointer(path)), len: uint32(mask), off: addr(buf), opFlags: uint32(flags)}}
-}
-
 // Close closes fd.
 func Close(fd int) Op { return Op{sqe: sqe{opcode: opClose, fd: int32(fd)}} }
 
