@@ -19,25 +19,37 @@ trap 'rm -rf "$work"' EXIT
 src=$work/src
 variants=()
 
-# variant NAME FILE PERL: a copy of the checkout with PERL applied to FILE
-# (which must change it), built into $work/NAME.
+# variant NAME [FILE PERL]...: a copy of the checkout with each PERL
+# applied to its FILE (which it must change), built into $work/NAME.
 variant() {
-  local name=$1 file=$2 edit=$3
+  local name=$1; shift
   rm -rf "$src"; mkdir -p "$src"
   (cd "$repo" && git ls-files -z | xargs -0 tar -c) | tar -x -C "$src"
-  cp "$src/$file" "$work/before"
-  perl -0pi -e "$edit" "$src/$file"
-  if cmp -s "$src/$file" "$work/before"; then
-    echo "mechanisms.sh: the edit for $name no longer applies to $file" >&2; exit 1
-  fi
+  while [ $# -ge 2 ]; do
+    cp "$src/$1" "$work/before"
+    perl -0pi -e "$2" "$src/$1"
+    if cmp -s "$src/$1" "$work/before"; then
+      echo "mechanisms.sh: the edit for $name no longer applies to $1" >&2; exit 1
+    fi
+    shift 2
+  done
   (cd "$src" && go build -o "$work/$name/" ./cmd/...)
   variants+=("$name=$work/$name")
 }
 
-# Each variant takes one mechanism out where it is switched on.
+# same is this build again: its <name>-x-fsmcp spread is the noise floor.
+variant same
+# Each other variant takes one mechanism out where it is switched on.
 variant noahead worker/scan_ahead.go 's/var aheadMaxWorkers = 4/var aheadMaxWorkers = 1/'
 variant nonext worker/next_page.go 's/(func \(r \*Root\) startNextPage\([^\n]*\{\n)/$1\tif true {\n\t\treturn\n\t}\n/; s/(func \(r \*Root\) carryNextPage\([^\n]*\{\n)/$1\tif true {\n\t\treturn false\n\t}\n/'
 variant noinv worker/inventory.go 's/case s\.w\.watch != nil:/case false:/; s/if c\.watchScope\(r, s\) \{/if false \&\& c.watchScope(r, s) {/'
+variant nouring worker/confine/rings.go 's/(func \(p \*ringPool\) get\(\) \*uring\.Ring \{\n\tp\.mu\.Lock\(\)\n\tdefer p\.mu\.Unlock\(\)\n\tif )p\.off/$1true/'
+variant nonbio internal/nbio/nbio.go 's/(func Writer\(f \*os\.File\) io\.WriteCloser \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/; s/(func Reader\(f \*os\.File\) io\.ReadCloser \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/' \
+  internal/nbio/nbio_linux.go 's/(func Pollable\(f \*os\.File, flag int\) \*os\.File \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/' \
+  internal/nbio/yield_linux.go 's/(func Yield\(\) \{\n)/$1\tif true {\n\t\treturn\n\t}\n/'
+variant nodirect internal/profile/raw.go 's/inner: &directTransport\{inner: Transport\(t\), s: s\}/inner: Transport(t)/; s/inner: &directTransport\{inner: t, s: s\}/inner: t/'
+variant nojsonenc internal/profile/result.go 's/(func asTextResult\(res mcp\.Result, raw \*rawResults\) mcp\.Result \{\n)/$1\tif true {\n\t\treturn res\n\t}\n/'
+variant norelay supervisor/front/relay.go 's/(func splitCall\(params json\.RawMessage\) \(relayedCall, bool\) \{\n)/$1\tif true {\n\t\treturn relayedCall{}, false\n\t}\n/'
 rm -rf "$src"
 
 list=$(IFS=,; echo "${variants[*]}")
