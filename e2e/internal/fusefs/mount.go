@@ -27,6 +27,23 @@ import (
 // lazily, and waits a bounded time for the server to end.
 func Mount(t testing.TB, dir string, root fs.InodeEmbedder) {
 	t.Helper()
+	mount(t, dir, root, nil)
+}
+
+// MountUncached is Mount with the kernel told to cache no entry and no
+// attribute, so every lookup and stat reaches root: as a network
+// filesystem mounted without attribute caching (NFS's noac) shows the
+// edits of its other clients at the next call. See NewRemote.
+func MountUncached(t testing.TB, dir string, root fs.InodeEmbedder) {
+	t.Helper()
+	var none time.Duration
+	mount(t, dir, root, &none)
+}
+
+// mount is Mount with the kernel's entry and attribute timeouts, if
+// timeout is set.
+func mount(t testing.TB, dir string, root fs.InodeEmbedder, timeout *time.Duration) {
+	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Fatalf("FUSE is unavailable (%v): load the module with `modprobe fuse` (in a container, start it with --device /dev/fuse --cap-add SYS_ADMIN)", err)
 	}
@@ -37,6 +54,9 @@ func Mount(t testing.TB, dir string, root fs.InodeEmbedder) {
 		Name:              "fsmcptest",
 		MaxBackground:     64,
 	}}
+	if timeout != nil {
+		opts.EntryTimeout, opts.AttrTimeout, opts.NegativeTimeout = timeout, timeout, timeout
+	}
 	server, err := fs.Mount(dir, root, opts)
 	if err != nil {
 		t.Fatalf("mount a FUSE file system at %s: %v; as root with /dev/fuse present this works (check `modprobe fuse`, and `apt-get install fuse3` for the tools)", dir, err)
