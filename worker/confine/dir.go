@@ -237,6 +237,17 @@ func (d *Dir) WatchEntry(s *watch.Set, name string) error {
 	return s.File(fd, name)
 }
 
+// WatchTree checks, for the change-notification set s, that the tree
+// below d can be watched (see watch.Set.Tree).
+func (d *Dir) WatchTree(s *watch.Set) error {
+	fd, err := d.h.acquire()
+	if err != nil {
+		return pathErr("watch", d.rel, err)
+	}
+	defer d.h.release()
+	return s.Tree(fd)
+}
+
 // WatchAlong adds d to the change-notification set s for changes to its
 // entry name (and to d itself) only.
 func (d *Dir) WatchAlong(s *watch.Set, name string) error {

@@ -1,25 +1,5 @@
 //go:build linux
 
-// Package watch tells whether anything in a set of watched files and
-// directories has changed since each was watched, through one inotify(7)
-// instance.
-//
-// A Set answers one question, Changed, and forgets everything once the answer
-// is yes: the caller then builds what it derived from the watched objects
-// anew, watching them again as it reads them. Every object must be watched
-// before it is read, so that a change made after the read is always queued.
-//
-// A full watch reports every change to the object and, for a directory, to
-// its entries (an entry created, deleted, renamed, written, truncated or
-// with changed attributes). A file is watched as well as its directory, so
-// that a write through a hard link elsewhere is reported too. A watch along
-// one entry is for an ancestor of a watched tree: only a change to that
-// entry (created, deleted, renamed) or to the directory itself counts, so a
-// sibling's activity leaves the tree alone.
-//
-// What inotify does not see, a Set does not see either: writes through a
-// shared memory mapping (until the writer closes the file), and changes made
-// by another machine to a network filesystem.
 package watch
 
 import (
@@ -55,6 +35,8 @@ const (
 // Set is a set of watches. It is not safe for concurrent use.
 type Set struct {
 	fd     int     // inotify instance; -1 before the first watch and after a change
+	mounts int     // /proc/self/mountinfo, open while fd is, polled for mount changes
+	trees  []tree  // the trees the Set answers for (Tree)
 	budget *Budget // every watch held is one taken from it
 	// wds maps each watch to the one entry that counts, "" for all.
 	wds map[int32]string
@@ -65,18 +47,22 @@ type Set struct {
 func New(max int) *Set { return NewIn(NewBudget(max)) }
 
 // NewIn returns an empty Set whose watches are taken from b.
-func NewIn(b *Budget) *Set { return &Set{fd: -1, budget: b} }
+func NewIn(b *Budget) *Set { return &Set{fd: -1, mounts: -1, budget: b} }
 
 // Len is the number of watches the Set holds.
 func (s *Set) Len() int { return len(s.wds) }
 
-// Changed reports whether any watched object changed since it was watched.
-// After a true answer, or an error, the Set is empty again.
+// Changed reports whether any watched object changed since it was watched,
+// or a mount or unmount concerns one of the trees the Set answers for
+// (Tree). After a true answer, or an error, the Set is empty again.
 func (s *Set) Changed() (bool, error) {
 	if s.fd < 0 {
 		return false, nil
 	}
-	changed, err := s.drain()
+	changed, err := s.mountsChanged()
+	if !changed && err == nil {
+		changed, err = s.drain()
+	}
 	if changed || err != nil {
 		s.reset()
 	}
@@ -89,9 +75,10 @@ func (s *Set) Close() { s.reset() }
 func (s *Set) reset() {
 	if s.fd >= 0 {
 		unix.Close(s.fd)
+		unix.Close(s.mounts)
 	}
 	s.budget.Give(len(s.wds))
-	s.fd, s.wds = -1, nil
+	s.fd, s.mounts, s.wds, s.trees = -1, -1, nil, nil
 }
 
 // drain reads the queued events and reports whether one of them counts.
@@ -142,8 +129,16 @@ func (s *Set) Dir(dirfd int) error {
 }
 
 // Along watches the directory open as dirfd for changes to its entry name
-// and to itself only.
+// and to itself only. A directory on a filesystem that is not local (see
+// Tree) is refused with ErrUnavailable: another machine could rename name
+// there unreported.
 func (s *Set) Along(dirfd int, name string) error {
+	if err := s.open(); err != nil {
+		return err
+	}
+	if err := local(dirfd); err != nil {
+		return err
+	}
 	return s.add(procPath(dirfd, ""), alongMask|unix.IN_ONLYDIR, name)
 }
 
@@ -161,13 +156,29 @@ func procPath(fd int, name string) string {
 	return p
 }
 
+// open makes the Set's inotify instance and opens the mount table it
+// polls, if not done yet: before any object is watched, so that every
+// change of the mount table from then on is reported.
+func (s *Set) open() error {
+	if s.fd >= 0 {
+		return nil
+	}
+	mounts, err := openMounts()
+	if err != nil {
+		return err
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		unix.Close(mounts)
+		return ErrUnavailable
+	}
+	s.fd, s.mounts, s.wds = fd, mounts, map[int32]string{}
+	return nil
+}
+
 func (s *Set) add(path string, mask uint32, along string) error {
-	if s.fd < 0 {
-		fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-		if err != nil {
-			return ErrUnavailable
-		}
-		s.fd, s.wds = fd, map[int32]string{}
+	if err := s.open(); err != nil {
+		return err
 	}
 	if !s.budget.Take() {
 		return ErrUnavailable
