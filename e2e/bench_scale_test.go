@@ -15,12 +15,13 @@ import (
 // costs and what a whole search costs, against rg -F in the same loop:
 //
 //	ns/op          a cold search: the root's kept inventory was dropped just
-//	               before (a file created and removed in the root), so the
+//	               before (a file created and removed in the root); the
 //	               first page walks and stats the whole scope
 //	x-rg           the cold search divided by rg -F --no-config -c
 //	first-ns       the cold search's first page
 //	later-ns/page  its other pages, each
-//	warm-ns        the same search again at once (the inventory kept)
+//	warm-ns        the same search again at once: its first page walks
+//	               again, over directories the cold walk left cached
 //	x-rg-warm      that divided by rg -F
 //	hwm-MB         the worker's peak resident memory (VmHWM) after the run
 //	cores          the worker's CPU time (user and system) in the cold

@@ -10,10 +10,10 @@ import (
 // BenchmarkSearchTextTermCost: what many terms and folding cost over the
 // same bytes on ordinary text. The whole-tree rare-literal search_text of
 // BenchmarkSearchText200MB on its 206 MB tree of 2,000 files (default
-// budgets, the worker's inventory kept, so the pages are scans and round
-// trips; under -short the 10k tree of 1 KiB files, where opening the files
-// costs more than scanning them), in the same loop, alternating which goes
-// first:
+// budgets, the worker's inventory kept between a search's pages, so the
+// pages after the first are scans and round trips; under -short the 10k
+// tree of 1 KiB files, where opening the files costs more than scanning
+// them), in the same loop, alternating which goes first:
 //
 //	any_of16       any_of with the literal and 15 absent literals,  x-one-term
 //	folded         the literal upper-cased with case_insensitive,   x-case-sensitive

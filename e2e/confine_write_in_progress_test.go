@@ -95,9 +95,7 @@ func TestSearchWaitsOutWriteInProgress(t *testing.T) {
 	held := fusefs.NewHeld(t)
 	fusefs.Mount(t, mnt, held)
 	cs := worker(t, root, "--include", "**")
-	// No search before the write: its kept inventory would refuse the
-	// search below at once (the file's size and times moved since), and
-	// the case is a file read as it is found, mid-write.
+	// The case is a file read as the search finds it, mid-write.
 	search := map[string]any{"query": heldNeedle}
 
 	self, err := os.Executable()

@@ -35,17 +35,16 @@ func splitTree(t *testing.T) (string, []textHit) {
 }
 
 // TestSearchTextSplitWalk: a whole-tree search_text whose scope the worker
-// walks on two goroutines gives every hit in path order; a change in the
-// last subtree after the inventory is kept is seen by the next search
-// (every directory was watched, whichever goroutine read it); the file
-// ceiling fails the call with its exact text one file short of the tree,
-// and passes at the tree's size.
+// walks on two goroutines gives every hit in path order, again on a second
+// search; a change in the last subtree is seen by the next search; the
+// file ceiling fails the call with its exact text one file short of the
+// tree, and passes at the tree's size.
 func TestSearchTextSplitWalk(t *testing.T) {
 	root, want := splitTree(t)
 	cs := worker(t, root, "--include", "**")
 	hits, _, _ := searchAll(t, cs, map[string]any{"query": "needle"}, 1<<20)
 	sameHits(t, hits, want)
-	// again, from the kept inventory
+	// again, walked again with the inventory of the first kept
 	hits, _, _ = searchAll(t, cs, map[string]any{"query": "needle"}, 1<<20)
 	sameHits(t, hits, want)
 

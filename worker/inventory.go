@@ -2,6 +2,7 @@ package worker
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,22 +57,25 @@ type inventory struct {
 	state string
 }
 
-// inventories keeps the last inventory of each text-search scope for as
-// long as the kernel reports no change to anything it was read from: every
-// directory walked is watched before it is read (its watch reports its
-// entries' changes too), every file with more than one link is watched
-// before it is stat'ed, and
-// so is the way down from the root to the scope, so any later change to
-// them queues an event, and the first event drops every kept inventory. A
+// inventories keeps the last inventory of each text-search scope for the
+// pages after the first of its traversals, for as long as it can show that
+// nothing it was read from changed: while its watch set reports no change.
+// Every directory walked is watched before it is read (its watch reports
+// its entries' changes too), every file with more than one link is watched
+// before it is stat'ed, and so is the way down from the root to the scope;
+// the set also counts any mount or unmount as a change, and answers only
+// for a scope on a local filesystem with no mount point below it
+// (watch.Set.Tree). The first change drops every kept inventory. A later
 // page whose scope is kept then costs no walk; any other page walks as if
-// nothing were kept. The answers are the ones a fresh walk would give.
+// nothing were kept. A fresh search (no cursor) always walks: its answer
+// is the tree as it is at call time, and the inventory it takes is the one
+// kept for its later pages.
 //
-// What the watches do not report (a write through a shared memory mapping
-// before the writer closes the file, a change on a network filesystem made
-// by another machine, a write through a hard link made after the walk to a
-// file that had one link then) is still caught for each file a page opens,
-// whose identity is checked against the inventory's; a file read on an
-// earlier page and changed that way is not.
+// The one change no watch and no check reports: a write through a hard
+// link made after the walk to a file that had one link then. A page that
+// opens that file sees its identity moved (the link changed its ctime) and
+// fails as under any other change; a file an earlier page of the
+// traversal has already read is not opened again.
 //
 // One mutex covers the lookup, the walk and the keeping, so concurrent
 // text searches of one root take their inventories one at a time; their
@@ -142,9 +146,12 @@ func (c *inventories) isKept(dir string, inv *inventory) bool {
 	return inv != nil && c.scopes[dir] == inv
 }
 
-// scopeInventory returns the inventory of s's scope, cached or walked
-// (the walk ends with the context s's walk was made with).
-func (r *Root) scopeInventory(s *search) (*inventory, error) {
+// scopeInventory returns the inventory of s's scope (the walk ends with
+// the context s's walk was made with). A page resumed from a cursor takes
+// the kept one if there is one and its watches report no change; a fresh
+// search, and any page without a kept inventory, walks, and the walk is
+// kept if every directory of it was watched.
+func (r *Root) scopeInventory(s *search, resumed bool) (*inventory, error) {
 	c := r.inv
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -152,17 +159,23 @@ func (r *Root) scopeInventory(s *search) (*inventory, error) {
 	if changed, err := c.set.Changed(); changed || err != nil {
 		c.scopes = nil
 	}
-	if inv := c.scopes[s.dir]; inv != nil {
+	if inv := c.scopes[s.dir]; inv != nil && resumed {
 		return inv, nil
 	}
-	// Watch while walking only when the way to the scope is watched; a
-	// walk that loses its watch set (a watch refused) is not kept.
-	if c.watchScope(r, s) {
+	// Watch while walking only when the way to the scope is watched and
+	// the set answers for the tree below it; a walk that loses its watch
+	// set (a watch refused) is not kept.
+	if c.watchScope(r, s) && s.d.WatchTree(c.set) == nil {
 		s.w.watch = c.set
 	}
 	files, err := r.walkScope(s)
 	if err != nil {
 		return nil, err
+	}
+	if old := c.scopes[s.dir]; old != nil && s.w.watch != nil && slices.Equal(old.files, files) {
+		// The same files with the same identities: keep the kept one,
+		// which a next page scanned ahead may be bound to.
+		return old, nil
 	}
 	state, err := r.scopeState(files)
 	if err != nil {

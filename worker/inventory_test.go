@@ -133,7 +133,7 @@ func TestInventorySwappedScope(t *testing.T) {
 			defer s.close()
 			before := s.d
 			tc.swap()
-			inv, err := r.scopeInventory(s)
+			inv, err := r.scopeInventory(s, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,5 +215,73 @@ func TestInventoryIdle(t *testing.T) {
 	searchPages(t, small, "needle")
 	if n := small.inv.set.Len(); n != 0 {
 		t.Fatalf("a walk over the watch cap left %d watches", n)
+	}
+}
+
+// TestInventoryFreshWalks: a fresh search walks its scope even while an
+// inventory of it is kept, so it sees what no watch reports (here a write
+// through a hard link made after the walk); a page resumed from a cursor
+// takes the kept inventory without walking; a walk that finds the kept
+// inventory's files unchanged keeps the kept one.
+func TestInventoryFreshWalks(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"s/a.txt", "s/b.txt"} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("needle\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(Config{Root: dir, Include: []string{"**"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	inventoryOf := func(resumed bool) *inventory {
+		t.Helper()
+		c, err := checkSearch("search_text", searchArgs{Query: json.RawMessage(`"needle"`), Path: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.openSearch(context.Background(), c, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.close()
+		inv, err := r.scopeInventory(s, resumed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inv
+	}
+	kept := inventoryOf(false)
+	if !r.inv.isKept("s", kept) {
+		t.Fatalf("the scope of %s is not kept: its temporary directory must be on ext4, xfs, btrfs or tmpfs (run with TMPDIR=/dev/shm)", dir)
+	}
+	if inv := inventoryOf(true); inv != kept {
+		t.Fatal("a resumed page walked instead of taking the kept inventory")
+	}
+	if inv := inventoryOf(false); inv != kept {
+		t.Fatal("a fresh walk that found the same files did not keep the kept inventory")
+	}
+
+	link := filepath.Join(t.TempDir(), "b-link")
+	if err := os.Link(filepath.Join(dir, "s/b.txt"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(link, []byte("needle, written elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if inv := inventoryOf(true); inv != kept {
+		t.Fatal("a resumed page walked: no watch reports a write through a link made later")
+	}
+	fresh := inventoryOf(false)
+	if fresh == kept || len(fresh.files) != 2 || fresh.files[1].id.Size != int64(len("needle, written elsewhere\n")) {
+		t.Fatalf("a fresh search's inventory %+v does not hold b.txt as written through its later link", fresh.files)
+	}
+	if !r.inv.isKept("s", fresh) {
+		t.Fatal("the fresh search's inventory is not the one kept for its later pages")
 	}
 }

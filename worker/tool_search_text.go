@@ -105,7 +105,7 @@ func (r *Root) textScopeOf(s *search, resumed *textCursor) (*textScope, error) {
 	case s.file != nil:
 		t.files = []scopedFile{*s.file}
 	case s.d != nil:
-		inv, err := r.scopeInventory(s)
+		inv, err := r.scopeInventory(s, resumed != nil)
 		if err != nil {
 			return nil, err
 		}
