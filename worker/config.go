@@ -11,12 +11,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fsmcp/fsmcp/internal/glob"
 	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/internal/names"
 	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
-	"github.com/fsmcp/fsmcp/worker/glob"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
 

@@ -1,5 +1,7 @@
 // Package glob compiles the include and exclude patterns of a root and
-// decides, path by path, what the root serves.
+// decides, path by path, what the root serves. The worker serves by it;
+// the supervisor's manifest checks its globs with it, so a pattern the
+// manifest accepts is one the worker starts with.
 //
 // A pattern is slash-separated segments. Within a segment `*` matches any run
 // of characters and `?` any one character, never a slash; a segment that is
