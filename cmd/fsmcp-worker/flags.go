@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/fsmcp/fsmcp/internal/cursorkey"
 	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/internal/names"
 	"regexp"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker"
-	"github.com/fsmcp/fsmcp/worker/cursor"
 )
 
 type options struct {
@@ -130,7 +130,7 @@ func cursorKey(name string, lookup func(string) (string, bool)) ([]byte, error) 
 	if !base64url.MatchString(v) {
 		return nil, errors.New("cursor key environment variable is missing, empty, or malformed")
 	}
-	key, err := cursor.DecodeKey(v)
+	key, err := cursorkey.Decode(v)
 	if err != nil {
 		return nil, errors.New("cursor key environment variable is malformed or contains fewer than 32 bytes")
 	}

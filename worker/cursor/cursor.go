@@ -23,13 +23,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fsmcp/fsmcp/internal/cursorkey"
 )
 
 // MaxLen bounds the length of a cursor string accepted for decoding.
 const MaxLen = 4096
 
 // MinKeyBytes is the shortest signing key accepted.
-const MinKeyBytes = 32
+const MinKeyBytes = cursorkey.MinBytes
 
 // The cursor failures, in the order they are checked; their texts are
 // those of docs/reference.md, Cursors.
@@ -67,22 +69,6 @@ func RandomKey() []byte {
 		panic(fmt.Sprintf("crypto/rand: %v", err))
 	}
 	return k
-}
-
-// DecodeKey parses a key given as canonical unpadded base64url of at least
-// MinKeyBytes bytes. Its errors never include the value.
-func DecodeKey(s string) ([]byte, error) {
-	if s == "" {
-		return nil, errors.New("is empty")
-	}
-	k, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil || base64.RawURLEncoding.EncodeToString(k) != s {
-		return nil, errors.New("is not canonical unpadded base64url")
-	}
-	if len(k) < MinKeyBytes {
-		return nil, fmt.Errorf("decodes to %d bytes; at least %d are needed", len(k), MinKeyBytes)
-	}
-	return k, nil
 }
 
 // Scope identifies the call a cursor belongs to.
