@@ -127,6 +127,8 @@ func TestStartupErrorsOurs(t *testing.T) {
 		{"bad exclude", []string{"--root", root, "--include", "**", "--exclude", "a//b"}, "--exclude"},
 		{"bad tools", []string{"--root", root, "--include", "**", "--tools", "read_text_file,rm"}, "unknown tool"},
 		{"bad name", []string{"--root", root, "--include", "**", "--name", "Bad_Name"}, "--name"},
+		{"mask mixed with names", []string{"--root", root, "--include", "**", "--tools", "read,write_text_file"}, `"read" is a mask, not a tool name`},
+		{"two roots", []string{"--root", root, "--root", root, "--include", "**"}, "--root is given twice; a worker serves one root: to serve several, list them in a manifest for fsmcp-supervisor"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runWorker(t, []string{}, tt.args...)

@@ -17,6 +17,7 @@ import (
 type options struct {
 	cfg     worker.Config
 	keyEnv  *string // --cursor-key-env, nil when not given
+	rootSet bool    // --root was given
 	help    bool
 	version bool
 }
@@ -32,7 +33,13 @@ func flags() map[string]flagSpec {
 		return flagSpec{set: func(o *options, v string) error { f(o, v); return nil }}
 	}
 	m := map[string]flagSpec{
-		"--root":               str(func(o *options, v string) { o.cfg.Root = v }),
+		"--root": {set: func(o *options, v string) error {
+			if o.rootSet {
+				return errors.New("--root is given twice; a worker serves one root: to serve several, list them in a manifest for fsmcp-supervisor")
+			}
+			o.cfg.Root, o.rootSet = v, true
+			return nil
+		}},
 		"--include":            str(func(o *options, v string) { o.cfg.Include = append(o.cfg.Include, v) }),
 		"--exclude":            str(func(o *options, v string) { o.cfg.Exclude = append(o.cfg.Exclude, v) }),
 		"--no-default-exclude": {isSwitch: true, set: func(o *options, _ string) error { o.cfg.NoDefaultExclude = true; return nil }},

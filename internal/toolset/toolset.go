@@ -55,10 +55,12 @@ func FromList(names []string) (Mask, error) {
 	seen := map[string]bool{}
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		if !slices.Contains(All, n) {
-			if n == "" {
-				return nil, fmt.Errorf("empty tool name in mask; use read, write, all or names from %s", strings.Join(All, ", "))
-			}
+		switch {
+		case n == "":
+			return nil, fmt.Errorf("empty tool name in mask; use read, write, all or names from %s", strings.Join(All, ", "))
+		case n == "read" || n == "write" || n == "all":
+			return nil, fmt.Errorf("%q is a mask, not a tool name; give read, write or all alone, or a list of names from %s", n, strings.Join(All, ", "))
+		case !slices.Contains(All, n):
 			return nil, fmt.Errorf("unknown tool %q; use read, write, all or names from %s", n, strings.Join(All, ", "))
 		}
 		seen[n] = true
