@@ -23,7 +23,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/fsmcp/fsmcp/internal/limits"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -39,6 +38,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fsmcp/fsmcp/internal/limits"
 	fsworker "github.com/fsmcp/fsmcp/worker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -3,11 +3,11 @@ package worker
 import (
 	"context"
 	"encoding/json"
-	"github.com/fsmcp/fsmcp/internal/version"
 	"strconv"
 
 	"github.com/fsmcp/fsmcp/internal/profile"
 	"github.com/fsmcp/fsmcp/internal/toolset"
+	"github.com/fsmcp/fsmcp/internal/version"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

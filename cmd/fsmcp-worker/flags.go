@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/fsmcp/fsmcp/internal/cursorkey"
-	"github.com/fsmcp/fsmcp/internal/limits"
-	"github.com/fsmcp/fsmcp/internal/names"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/fsmcp/fsmcp/internal/cursorkey"
+	"github.com/fsmcp/fsmcp/internal/limits"
+	"github.com/fsmcp/fsmcp/internal/names"
 	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker"
 )

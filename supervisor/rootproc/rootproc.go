@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fsmcp/fsmcp/internal/limits"
 	"io"
 	"os"
 	"os/exec"
@@ -27,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsmcp/fsmcp/internal/jsonl"
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/internal/nbio"
 	"github.com/fsmcp/fsmcp/internal/wire"
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
