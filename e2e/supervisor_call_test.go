@@ -134,13 +134,18 @@ func TestSupervisorCallBadInput(t *testing.T) {
 		{"arguments not JSON", []string{"call", "--manifest", manifest, "reader_list_directory", "{path:"}, 64, `arguments "{path:" are not a JSON object`},
 		{"two objects", []string{"call", "--manifest", manifest, "reader_list_directory", "{} {}"}, 64, `are not a JSON object`},
 		{"unknown tool", []string{"call", "--manifest", manifest, "reader_delete"}, 64, `unknown tool "reader_delete"; this manifest serves reader_list_directory, `},
-		{"bad manifest", []string{"call", "--manifest", bad, "x_list_directory"}, 64, bad + ":4: roots[0].path: root folder \"nowhere\" does not exist"},
-		{"unset key", []string{"call", "--manifest", keyed, "reader_list_directory"}, 64, "environment variable FSMCP_E2E_UNSET_KEY is not set"},
+		{"bad manifest", []string{"call", "--manifest", bad, "x_list_directory"}, 64, bad + ":4: roots[0].path: root folder \"nowhere\" does not exist (tried "},
+		{"malformed key", []string{"call", "--manifest", keyed, "reader_list_directory"}, 64, "environment variable FSMCP_E2E_UNSET_KEY is not a cursor key: its value decodes to 5 bytes, fewer than 32; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="},
+		{"unset key", []string{"call", "--manifest", keyed, "reader_list_directory"}, 64, "environment variable FSMCP_E2E_UNSET_KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="},
 		{"tool error", []string{"call", "--manifest", manifest, "reader_read_text_file", `{"path": "gone.md"}`}, 1, `reader_read_text_file: path is not a readable regular file`},
 		{"tools without manifest", []string{"tools"}, 64, "usage: fsmcp-supervisor tools --manifest FILE"},
 		{"tools stray argument", []string{"tools", "--manifest", manifest, "extra"}, 64, "usage: fsmcp-supervisor tools"},
 	} {
-		code, stdout, stderr := cliRun(t, "", []string{}, supervisorBin, tc.args...)
+		var env []string
+		if tc.name == "malformed key" {
+			env = []string{"FSMCP_E2E_UNSET_KEY=c2hvcnQ"}
+		}
+		code, stdout, stderr := cliRun(t, "", env, supervisorBin, tc.args...)
 		if code != tc.code || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "fsmcp-supervisor: ") || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d and %q", tc.name, code, stdout, stderr, tc.code, tc.want)
 		}

@@ -73,14 +73,14 @@ func TestSupervisorOneRootErrors(t *testing.T) {
 		want []string
 	}{
 		{"missing folder, no include, bad tools", []string{"--root", "nope", "--tools", "rd"}, []string{
-			`fsmcp-supervisor: --root: root folder "nope" does not exist or cannot be read: no such file or directory`,
-			`fsmcp-supervisor: --include: missing; list at least one glob the root serves, such as "**"`,
+			`fsmcp-supervisor: --root: root folder "nope" does not exist (tried ` + filepath.Join(ws, "nope") + `); give the folder relative to the working directory or absolute`,
+			`fsmcp-supervisor: --include: missing; give at least one --include GLOB, such as --include '**'`,
 			`fsmcp-supervisor: --tools: unknown tool "rd"; use read, write, all or names from list_directory, search_files, search_text, read_text_file, write_text_file`,
 		}},
 		{"limit out of range", []string{"--root", ws, "--include", "**", "--max-scan-bytes", "10"}, []string{
-			"fsmcp-supervisor: --max-scan-bytes: --max-scan-bytes must be at least 16384, got 10"}},
+			"fsmcp-supervisor: --max-scan-bytes: 10 is too small; use 16384 or more"}},
 		{"cursor key not set", []string{"--root", ws, "--include", "**", "--cursor-key-env", "FSMCP_E2E_UNSET_KEY"}, []string{
-			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_UNSET_KEY is not set"}},
+			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_UNSET_KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="}},
 		{"manifest and root", []string{"--manifest", filepath.Join(ws, "m.yaml"), "--include", "**"}, []string{
 			"fsmcp-supervisor: --manifest and the options of a root (--root, --include, ...) are two ways to name what to serve; give one"}},
 	} {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,82 +65,34 @@ func keys[M ~map[string]V, V any](m M) []string {
 	return out
 }
 
-// TestSupervisorManifestErrors: every bad manifest stops the supervisor with
-// status 64 and one stderr line naming the file, line and field, before
-// anything is served.
-func TestSupervisorManifestErrors(t *testing.T) {
-	bins := buildSupervisorBins(t)
-	root := "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n"
-	tests := []struct {
-		name, manifest, want string
-	}{
-		{"unknown key", root + "    colour: red\n", ":7: colour: unknown key"},
-		{"duplicate name", root + "  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n", ":7: roots[1].name: duplicate root name \"a\""},
-		{"bad name", strings.Replace(root, "name: a", "name: A_1", 1), ":3: roots[0].name: \"A_1\" is not a valid root name"},
-		{"bad mask", strings.Replace(root, "tools: read", "tools: [read_text_file, delete_file]", 1), ":6: roots[0].tools: unknown tool \"delete_file\""},
-		{"missing root folder", strings.Replace(root, "path: ws", "path: missing", 1), ":4: roots[0].path: root folder \"missing\" does not exist"},
-		{"write mask cannot reach top", strings.Replace(strings.Replace(root, "tools: read", "tools: write", 1), "['**']", "['lib/**']", 1), ":5: roots[0].include: the mask grants write_text_file"},
-		{"wrong version", strings.Replace(root, "version: 1", "version: 3", 1), ":1: version: version 3 is not supported"},
-		{"unknown limit", root + "    limits:\n      max_bananas: 3\n", ":8: roots[0].limits.max_bananas: unknown limit"},
-		{"cursor key not set", root + "    cursor_key_env: FSMCP_E2E_UNSET_KEY\n", ":7: roots[0].cursor_key_env: environment variable FSMCP_E2E_UNSET_KEY is not set"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.Mkdir(filepath.Join(dir, "ws"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(dir, "m.yaml")
-			writeFile(t, file, tc.manifest)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bins.supervisor, "--manifest", file, "--worker", bins.worker)
-			var stdout, stderr syncBuffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			if code := cmd.ProcessState.ExitCode(); code != 64 {
-				t.Fatalf("exit %d (%v), want 64; stderr:\n%s", code, err, stderr.String())
-			}
-			if stdout.String() != "" {
-				t.Errorf("stdout not empty: %q", stdout.String())
-			}
-			got := stderr.String()
-			if strings.Count(got, "\n") != 1 {
-				t.Errorf("stderr is not one line: %q", got)
-			}
-			if want := file + tc.want; !strings.Contains(got, want) {
-				t.Errorf("stderr %q\nwant it to contain %q", got, want)
-			}
-		})
-	}
-}
-
-// TestSupervisorWorkerRefusesConfig: a configuration the worker itself
-// rejects at startup (exit 64 from the worker) is a configuration error of
-// the supervisor too. The manifest checks limits against the worker's own
-// ranges, so the case left is a cursor key that is set but malformed, which
-// only the worker decodes.
+// TestSupervisorWorkerRefusesConfig: a worker that refuses its command line
+// at startup (exit 64) is a configuration error of the supervisor too. The
+// manifest refuses everything the real worker would (TestManifestMistakes),
+// so the worker here is the real one behind a wrapper that adds a second
+// --root, as a wrong --worker script could.
 func TestSupervisorWorkerRefusesConfig(t *testing.T) {
 	bins := buildSupervisorBins(t)
-	if !bins.real {
-		t.Skip("needs the real fsmcp-worker")
-	}
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "ws"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	wrapper := filepath.Join(dir, "worker.sh")
+	writeFile(t, wrapper, "#!/bin/sh\nexec "+strconv.Quote(bins.worker)+" \"$@\" --root "+strconv.Quote(dir)+"\n")
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(dir, "m.yaml")
-	writeFile(t, file, "version: 1\nroots:\n  - name: tiny\n    path: ws\n    include: ['**']\n    tools: read\n    cursor_key_env: FSMCP_E2E_SHORT_KEY\n")
+	writeFile(t, file, "version: 1\nroots:\n  - name: tiny\n    path: ws\n    include: ['**']\n    tools: read\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins.supervisor, "--manifest", file, "--worker", bins.worker)
-	cmd.Env = []string{"FSMCP_E2E_SHORT_KEY=c2hvcnQ"}
+	cmd := exec.CommandContext(ctx, bins.supervisor, "--manifest", file, "--worker", wrapper)
+	cmd.Env = []string{}
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != 64 {
 		t.Fatalf("exit %d, want 64; output:\n%s", code, out)
 	}
-	if !strings.Contains(string(out), "tiny: ") || !strings.Contains(string(out), "root tiny") {
-		t.Errorf("output does not name the root:\n%s", out)
+	if !strings.Contains(string(out), "tiny: fsmcp-worker: --root is given twice") || !strings.Contains(string(out), "root tiny") {
+		t.Errorf("output does not name the root and the worker's refusal:\n%s", out)
 	}
 }
 

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/fsmcp/fsmcp/internal/cursorkey"
 	"github.com/fsmcp/fsmcp/internal/nbio"
 	"github.com/fsmcp/fsmcp/internal/version"
 	"github.com/fsmcp/fsmcp/supervisor"
@@ -57,7 +59,9 @@ one fsmcp-worker process per root.
                     JSON and exit; --all follows next_cursor and prints the pages
   check FILE...     validate manifests without starting anything: exit 0, or 64
                     with a FILE:LINE: field: message line for every error; warns
-                    (exit 0) above 64 roots, with the memory they take
+                    (exit 0) above 64 roots, with the memory they take. A
+                    cursor-key variable that is set must hold a key; one that
+                    is not set is left to the host
   host-entry        print a host entry that starts this supervisor on the manifest,
                     by absolute paths with an empty environment: --format mcp-json
                     (an mcpServers entry, the default), vscode (.vscode/mcp.json
@@ -182,10 +186,24 @@ func usageError(stderr io.Writer, err error) int {
 	return exitUsage
 }
 
-// staticEnv stands in for the environment where a manifest is only
-// examined: cursor-key variables are named, not read, so they need not be
-// set (in CI, or where a host entry is printed).
-func staticEnv(string) (string, bool) { return "placeholder", true }
+// placeholderKey is a well-formed cursor key, for where a key is named
+// but not read.
+var placeholderKey = base64.RawURLEncoding.EncodeToString(make([]byte, cursorkey.MinBytes))
+
+// staticEnv stands in for the environment where a host entry is printed:
+// cursor-key variables are named, not read; the host sets them.
+func staticEnv(string) (string, bool) { return placeholderKey, true }
+
+// checkEnv is the environment check validates a manifest in: a cursor-key
+// variable that is set must hold a key, as at startup; one that is not set
+// is left to the host that starts the supervisor (and check runs in CI,
+// where the key is not).
+func checkEnv(name string) (string, bool) {
+	if v, ok := os.LookupEnv(name); ok {
+		return v, true
+	}
+	return placeholderKey, true
+}
 
 // check validates manifests without starting anything. Every error of each
 // manifest gets its own FILE:LINE: field: message line, the form editors
@@ -201,7 +219,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	}
 	code := 0
 	for _, file := range args {
-		m, err := supervisor.Load(file, staticEnv)
+		m, err := supervisor.Load(file, checkEnv)
 		var all manifest.Errors
 		switch {
 		case errors.As(err, &all):

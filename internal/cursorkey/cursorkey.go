@@ -32,7 +32,7 @@ func Decode(s string) ([]byte, error) {
 		return nil, errors.New("is not canonical unpadded base64url")
 	}
 	if len(k) < MinBytes {
-		return nil, fmt.Errorf("decodes to %d bytes; at least %d are needed", len(k), MinBytes)
+		return nil, fmt.Errorf("decodes to %d bytes, fewer than %d", len(k), MinBytes)
 	}
 	return k, nil
 }

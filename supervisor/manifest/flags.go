@@ -1,9 +1,8 @@
 package manifest
 
 import (
+	"regexp"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // RootFlags are one root given on the command line instead of a manifest
@@ -30,50 +29,76 @@ type RootFlags struct {
 const DefaultRootName = "root"
 
 // FromFlags is the manifest of the one root f describes, relative paths
-// resolved against dir, checked as a manifest file's root is. Its errors
-// (Errors), and those of its CheckEnv, name the option instead of a file,
-// line and field; its File is "".
+// resolved against dir, checked as a manifest file's root is: f becomes
+// the YAML entry a manifest would hold. Its errors (Errors), and those of
+// its CheckEnv, name the option instead of a file, line and field; its
+// File is "".
 func FromFlags(dir string, f RootFlags) (*Manifest, error) {
-	rd := rootDoc{
-		Name: f.Name, Path: f.Root, Include: f.Include, Exclude: f.Exclude,
-		Tools:        yaml.Node{Kind: yaml.ScalarNode, Value: f.Tools},
-		CursorKeyEnv: f.CursorKeyEnv, CallTimeout: f.CallTimeout,
-	}
-	if rd.Name == "" {
-		rd.Name = DefaultRootName
-	}
-	if rd.Tools.Value == "" {
-		rd.Tools.Value = "all"
-	}
-	if f.NoDefaultExclude {
-		off := false
-		rd.DefaultExclude = &off
-	}
-	if len(f.LimitOrder) > 0 {
-		rd.Limits = yaml.Node{Kind: yaml.MappingNode}
-		for _, k := range f.LimitOrder {
-			rd.Limits.Content = append(rd.Limits.Content,
-				&yaml.Node{Kind: yaml.ScalarNode, Value: k}, &yaml.Node{Kind: yaml.ScalarNode, Value: f.Limits[k]})
-		}
-	}
 	if f.Root == "" {
 		return nil, Errors{{Field: "--root", Msg: "missing; name the folder to serve"}}
 	}
-	r, errs := checkRoot("", dir, 0, rd, nil)
-	if len(errs) > 0 {
-		for _, e := range errs {
+	str := func(s string) *node { return &node{Kind: scalarKind, Tag: "!!str", Value: s} }
+	list := func(ss []string) *node {
+		n := &node{Kind: seqKind}
+		for _, s := range ss {
+			n.Content = append(n.Content, str(s))
+		}
+		return n
+	}
+	item := &node{Kind: mapKind}
+	set := func(key string, v *node) { item.Content = append(item.Content, str(key), v) }
+	set("name", str(orDefault(f.Name, DefaultRootName)))
+	set("path", str(f.Root))
+	if len(f.Include) > 0 {
+		set("include", list(f.Include))
+	}
+	if len(f.Exclude) > 0 {
+		set("exclude", list(f.Exclude))
+	}
+	if f.NoDefaultExclude {
+		set("default_exclude", str("false"))
+	}
+	set("tools", str(orDefault(f.Tools, "all")))
+	if len(f.LimitOrder) > 0 {
+		lim := &node{Kind: mapKind}
+		for _, k := range f.LimitOrder {
+			lim.Content = append(lim.Content, str(k), str(f.Limits[k]))
+		}
+		set("limits", lim)
+	}
+	if f.CursorKeyEnv != "" {
+		set("cursor_key_env", str(f.CursorKeyEnv))
+	}
+	if f.CallTimeout != "" {
+		set("call_timeout", str(f.CallTimeout))
+	}
+	c := &checker{flags: true}
+	r, ok := c.root(dir, 0, item)
+	if !ok {
+		for _, e := range c.errs {
 			e.Field, e.Line = optionOf(e.Field), 0
 		}
-		return nil, errs
+		return nil, c.errs
 	}
-	return &Manifest{Roots: []Root{r}}, nil
+	return &Manifest{Roots: []Root{r.Root}}, nil
 }
 
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+var index = regexp.MustCompile(`\[\d+\]$`)
+
 // optionOf is the command-line option of the manifest field of the first
-// root: roots[0].path is --root, roots[0].limits.max_read_bytes is
-// --max-read-bytes.
+// root: roots[0].path is --root, roots[0].include[2] is --include,
+// roots[0].limits.max_read_bytes is --max-read-bytes.
 func optionOf(field string) string {
 	key, ok := strings.CutPrefix(field, "roots[0].")
+	key = index.ReplaceAllString(key, "")
 	switch {
 	case !ok:
 		return "--root" // the whole entry: the worker's command line

@@ -31,7 +31,7 @@ func TestFromFlags(t *testing.T) {
 	if len(m.Roots) != 1 || !slices.Equal(m.Roots[0].Args(), want) || m.Roots[0].CallTimeout != 2*time.Second || m.File != "" || m.Versions != nil {
 		t.Fatalf("manifest %+v\nargs %q\nwant %q", m, m.Roots[0].Args(), want)
 	}
-	if err := m.CheckEnv(func(string) (string, bool) { return "", false }); err == nil || err.Error() != "--cursor-key-env: environment variable KEY is not set" {
+	if err := m.CheckEnv(func(string) (string, bool) { return "", false }); err == nil || err.Error() != "--cursor-key-env: environment variable KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d =" {
 		t.Errorf("CheckEnv: %v", err)
 	}
 	if m, err := FromFlags(dir, RootFlags{Root: "ws", Include: []string{"**"}}); err != nil || m.Roots[0].Name != "root" || m.Roots[0].Tools.String() != strings.Join(toolset.All, ",") {
@@ -44,12 +44,12 @@ func TestFromFlags(t *testing.T) {
 		want []string
 	}{
 		{"no root", RootFlags{Include: []string{"**"}}, []string{"--root: missing; name the folder to serve"}},
-		{"missing folder and no include", RootFlags{Root: "nope"}, []string{`--root: root folder "nope" does not exist`, "--include: missing"}},
+		{"missing folder and no include", RootFlags{Root: "nope"}, []string{`--root: root folder "nope" does not exist (tried ` + filepath.Join(dir, "nope") + `); give the folder relative to the working directory or absolute`, "--include: missing; give at least one --include GLOB, such as --include '**'"}},
 		{"bad name and tools", RootFlags{Root: "ws", Name: "Ws", Include: []string{"**"}, Tools: "read_text_file,rm"}, []string{`--name: "Ws" is not a valid root name`, `--tools: unknown tool "rm"`}},
 		{"bad limit", RootFlags{Root: "ws", Include: []string{"**"}, Limits: map[string]string{"max_scan_bytes": "10"}, LimitOrder: []string{"max_scan_bytes"}},
-			[]string{"--max-scan-bytes: --max-scan-bytes must be at least 16384, got 10"}},
+			[]string{"--max-scan-bytes: 10 is too small; use 16384 or more"}},
 		{"write cannot reach the root", RootFlags{Root: "ws", Include: []string{"lib/**"}, Tools: "write"}, []string{"--include: the mask grants write_text_file"}},
-		{"bad call timeout", RootFlags{Root: "ws", Include: []string{"**"}, CallTimeout: "30"}, []string{`--call-timeout: "30" is not a duration`}},
+		{"bad call timeout", RootFlags{Root: "ws", Include: []string{"**"}, CallTimeout: "30"}, []string{`--call-timeout: 30 has no unit; give a duration from 100ms to 24h, such as 30s or 2m`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
