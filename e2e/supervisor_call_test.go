@@ -73,7 +73,7 @@ func TestSupervisorCallCommand(t *testing.T) {
 		if code != 0 || stderr != "" {
 			t.Fatalf("call %v: exit %d: %s", args, code, stderr)
 		}
-		if !strings.HasPrefix(stdout, "{\n  \"") && !strings.HasPrefix(stdout, "[\n  {") {
+		if !strings.HasPrefix(stdout, "{\n  \"") {
 			t.Errorf("call %v printed %q, want indented JSON", args, stdout)
 		}
 		if err := json.Unmarshal([]byte(stdout), v); err != nil {
@@ -95,16 +95,27 @@ func TestSupervisorCallCommand(t *testing.T) {
 	if !order.MatchString(stdout) {
 		t.Errorf("call printed %q, want items, next_cursor, content_hash in that order", stdout)
 	}
-	var pages []page
-	callJSON(&pages, "reader_list_directory", `{"path": "", "limit": 3}`, "--all")
+	// --all prints each page on a line of its own, as it arrives.
+	code, stdout, stderr := cliRun(t, "", []string{}, supervisorBin, "call", "--manifest", manifest, "reader_list_directory", `{"path": "", "limit": 3}`, "--all")
+	if code != 0 || stderr != "" {
+		t.Fatalf("call --all: exit %d: %s", code, stderr)
+	}
 	var paths []string
-	for _, p := range pages {
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	for i, line := range lines {
+		var p page
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatalf("--all line %d %q: %v", i+1, line, err)
+		}
+		if (p.NextCursor == nil) != (i == len(lines)-1) {
+			t.Errorf("--all line %d has next_cursor %v", i+1, p.NextCursor)
+		}
 		for _, it := range p.Items {
 			paths = append(paths, it.Path)
 		}
 	}
-	if len(pages) != 3 || pages[2].NextCursor != nil || !slices.Equal(paths, []string{"f0.md", "f1.md", "f2.md", "f3.md", "f4.md", "f5.md", "f6.md"}) {
-		t.Errorf("--all: %d pages, paths %v", len(pages), paths)
+	if len(lines) != 3 || !slices.Equal(paths, []string{"f0.md", "f1.md", "f2.md", "f3.md", "f4.md", "f5.md", "f6.md"}) {
+		t.Errorf("--all: %d pages, paths %v", len(lines), paths)
 	}
 	var wrote struct{ Path string }
 	callJSON(&wrote, "writer_write_text_file", `{"path": "note.md", "content": "hello\n"}`)
@@ -138,7 +149,8 @@ func TestSupervisorCallBadInput(t *testing.T) {
 		{"malformed key", []string{"call", "--manifest", keyed, "reader_list_directory"}, 64, "environment variable FSMCP_E2E_UNSET_KEY is not a cursor key: its value decodes to 5 bytes, fewer than 32; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="},
 		{"unset key", []string{"call", "--manifest", keyed, "reader_list_directory"}, 64, "environment variable FSMCP_E2E_UNSET_KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="},
 		{"tool error", []string{"call", "--manifest", manifest, "reader_read_text_file", `{"path": "gone.md"}`}, 1, `reader_read_text_file: path is not a readable regular file`},
-		{"tools without manifest", []string{"tools"}, 64, "usage: fsmcp-supervisor tools --manifest FILE"},
+		{"tools without manifest", []string{"tools"}, 64, "usage: fsmcp-supervisor tools [--manifest] FILE"},
+		{"tools two manifests", []string{"tools", "--manifest", manifest, manifest}, 64, "usage: fsmcp-supervisor tools"},
 		{"tools stray argument", []string{"tools", "--manifest", manifest, "extra"}, 64, "usage: fsmcp-supervisor tools"},
 	} {
 		var env []string
@@ -149,6 +161,39 @@ func TestSupervisorCallBadInput(t *testing.T) {
 		if code != tc.code || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "fsmcp-supervisor: ") || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d and %q", tc.name, code, stdout, stderr, tc.code, tc.want)
 		}
+	}
+}
+
+// TestSupervisorCallAllKeepsPages: when a later page fails, call --all has
+// printed the pages before it, each on its own line, and reports the tool
+// error with exit 1.
+func TestSupervisorCallAllKeepsPages(t *testing.T) {
+	// 300 lines of ASCII, then bytes that are not UTF-8: the read's first
+	// pages are good and the one reaching the end fails.
+	body := strings.Repeat(strings.Repeat("a", 99)+"\n", 300) + "\xff\xfe\n"
+	manifest, _ := callManifest(t, map[string]string{"mixed.md": body}, "    limits: {max_read_bytes: 4096}\n")
+	code, stdout, stderr := cliRun(t, "", []string{}, supervisorBin, "call", "--manifest", manifest, "reader_read_text_file", `{"path": "mixed.md", "limit": 1}`, "--all")
+	if code != 1 || stderr != "fsmcp-supervisor: reader_read_text_file: file is not valid UTF-8\n" {
+		t.Fatalf("exit %d, stderr %q; want 1 and the tool error", code, stderr)
+	}
+	var text strings.Builder
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	for i, line := range lines {
+		var page struct {
+			Items []struct {
+				Text string `json:"text"`
+			} `json:"items"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal([]byte(line), &page); err != nil || page.NextCursor == nil {
+			t.Fatalf("line %d %q: %v, want a page with a next_cursor", i+1, line, err)
+		}
+		for _, it := range page.Items {
+			text.WriteString(it.Text)
+		}
+	}
+	if got := text.String(); len(lines) < 2 || !strings.HasPrefix(body, got) || len(got) < 4096 {
+		t.Errorf("%d pages printed, %d bytes of text; want the good pages before the failing one", len(lines), len(got))
 	}
 }
 

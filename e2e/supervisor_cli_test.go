@@ -252,10 +252,15 @@ func TestSupervisorCheck(t *testing.T) {
 	if code != 64 || out != "" || !slices.Equal(lines, want) {
 		t.Errorf("check with bad manifests: exit %d, stdout %q, stderr lines\n%q\nwant 64, nothing and\n%q", code, out, lines, want)
 	}
-	// Startup refuses the same manifest on one line that counts the rest.
+	// Startup refuses the same manifest on one line that counts the rest,
+	// and check takes the manifest as the other commands do too.
 	code, _, errOut = cliRun(t, dir, []string{}, supervisorBin, "--manifest", "nowhere.yaml")
 	if code != 64 || errOut != "fsmcp-supervisor: "+want[1]+" (and 2 more; fsmcp-supervisor check lists them)\n" {
 		t.Errorf("startup on nowhere.yaml: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = cliRun(t, dir, []string{}, supervisorBin, "check", "--manifest", "nowhere.yaml")
+	if code != 64 || errOut != strings.Join(want[1:4], "\n")+"\n" {
+		t.Errorf("check --manifest nowhere.yaml: exit %d, stderr %q", code, errOut)
 	}
 
 	// Above 64 roots, a warning with what they cost, and exit 0.
@@ -292,13 +297,15 @@ func TestSupervisorCLI(t *testing.T) {
 		{"version", []string{"--version"}, 0, ""},
 		{"check good", []string{"check", good}, 0, ""},
 		{"check bad", []string{"check", bad}, 64, bad + ":4: roots[0].path: root folder \"nowhere\" does not exist"},
-		{"check nothing", []string{"check"}, 64, "usage: fsmcp-supervisor check FILE..."},
+		{"check nothing", []string{"check"}, 64, "usage: fsmcp-supervisor check [--manifest] FILE..."},
+		{"check help", []string{"check", "--help"}, 0, ""},
 		{"host-entry help", []string{"host-entry", "--help"}, 0, ""},
-		{"host-entry no manifest", []string{"host-entry"}, 64, "usage: fsmcp-supervisor host-entry --manifest FILE"},
+		{"host-entry no manifest", []string{"host-entry"}, 64, "usage: fsmcp-supervisor host-entry [--manifest] FILE"},
 		{"host-entry bad manifest", []string{"host-entry", "--manifest", bad}, 64, bad + ":4: roots[0].path"},
 		{"host-entry bad format", []string{"host-entry", "--manifest", good, "--format", "yaml"}, 64, `--format "yaml" is not a host format; use mcp-json, vscode, ptc`},
 		{"host-entry bad name", []string{"host-entry", "--manifest", good, "--name", "a b"}, 64, `--name "a b" is not an entry name`},
 		{"host-entry stray argument", []string{"host-entry", "--manifest", good, "extra"}, 64, "usage: fsmcp-supervisor host-entry"},
+		{"host-entry manifest as argument", []string{"host-entry", bad}, 64, bad + ":4: roots[0].path"},
 		{"entry bad", []string{"entry", bad}, 64, bad + ":4: roots[0].path"},
 	}
 	for _, tc := range tests {
@@ -417,14 +424,11 @@ func TestSupervisorLogs(t *testing.T) {
 // --version, and the server info of server/discover. A build from this
 // checkout carries the revision the go command recorded in it.
 func TestVersionStamp(t *testing.T) {
-	// The worker prints the bare version; the supervisor its name first.
+	// Both print the bare version.
 	version := func(bin, name string) string {
 		code, out, errOut := cliRun(t, "", []string{}, bin, "--version")
-		v, ok := strings.TrimSuffix(out, "\n"), true
-		if name != "fsmcp-worker" {
-			v, ok = strings.CutPrefix(v, name+" ")
-		}
-		if code != 0 || !ok || v == "" || strings.Contains(v, " ") || errOut != "" {
+		v := strings.TrimSuffix(out, "\n")
+		if code != 0 || v == "" || strings.Contains(v, " ") || errOut != "" {
 			t.Fatalf("%s --version: exit %d, %q %q", name, code, out, errOut)
 		}
 		return v

@@ -10,8 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -44,14 +42,12 @@ func startSession(ctx context.Context, manifestFile, workerFlag string, stderr i
 	if err != nil {
 		return nil, fmt.Errorf("cannot tell where this binary is: %v", err)
 	}
-	s := &session{cleanup: func() {}}
-	bin, err := findWorker(workerFlag)
+	s := &session{}
+	bin, cleanup, err := sessionWorker(workerFlag, stderr)
 	if err != nil {
-		bin, s.cleanup, err = buildWorker(err)
-		if err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
+	s.cleanup = cleanup
 	cmd := exec.Command(self, "--manifest", manifestFile, "--worker", bin)
 	cmd.Stderr = stderr
 	s.cs, err = mcp.NewClient(&mcp.Implementation{Name: "fsmcp-supervisor-cli", Version: version.String()}, nil).
@@ -104,33 +100,6 @@ func listedSession(ctx context.Context, manifestFile, workerFlag string, stderr 
 	return s, list, 0
 }
 
-// buildWorker covers `go run ./cmd/fsmcp-supervisor` in a fresh checkout,
-// where no fsmcp-worker binary exists yet: a development build of this
-// module builds the worker from the same checkout into a temporary folder.
-// Any other build reports notFound.
-func buildWorker(notFound error) (string, func(), error) {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Path != "github.com/fsmcp/fsmcp" || bi.Main.Version != "(devel)" {
-		return "", nil, notFound
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", nil, notFound
-	}
-	dir, err := os.MkdirTemp("", "fsmcp-worker-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	bin := filepath.Join(dir, "fsmcp-worker")
-	out, err := exec.Command(goBin, "build", "-o", bin, "github.com/fsmcp/fsmcp/cmd/fsmcp-worker").CombinedOutput()
-	if err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("%v, and building it from this checkout failed: %s", notFound, strings.TrimSpace(string(out)))
-	}
-	return bin, cleanup, nil
-}
-
 // interleaved parses flags that may come before, between or after the
 // positional arguments, which it returns.
 func interleaved(fl *flag.FlagSet, args []string) ([]string, error) {
@@ -147,6 +116,20 @@ func interleaved(fl *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// oneManifest settles the manifest of a command that takes one, as
+// --manifest FILE or as its one argument, and reports whether there is
+// exactly one.
+func oneManifest(flagValue *string, pos []string) bool {
+	switch {
+	case *flagValue != "" && len(pos) == 0:
+		return true
+	case *flagValue == "" && len(pos) == 1:
+		*flagValue = pos[0]
+		return true
+	}
+	return false
+}
+
 // tools prints the tools a host would see: one line each (name, effect,
 // description), or with --json the tools/list entries as served.
 func tools(args []string, stdout, stderr io.Writer) int {
@@ -154,12 +137,12 @@ func tools(args []string, stdout, stderr io.Writer) int {
 	manifestFile := fl.String("manifest", "", "")
 	workerBin := fl.String("worker", "", "")
 	asJSON := fl.Bool("json", false, "")
-	const short = "usage: fsmcp-supervisor tools --manifest FILE [--json] [--worker BIN]"
+	const short = "usage: fsmcp-supervisor tools [--manifest] FILE [--json] [--worker BIN]"
 	pos, err := interleaved(fl, args)
 	if code, done := flagResult(err, short, stdout, stderr); done {
 		return code
 	}
-	if *manifestFile == "" || len(pos) > 0 {
+	if !oneManifest(manifestFile, pos) {
 		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
 		return exitUsage
 	}
@@ -170,7 +153,7 @@ func tools(args []string, stdout, stderr io.Writer) int {
 	}
 	defer s.close()
 	if *asJSON {
-		return printJSON(stdout, stderr, list)
+		return printJSON(stdout, stderr, list, "  ")
 	}
 	for _, t := range list {
 		_, tool, _ := strings.Cut(t.Name, "_")
@@ -182,7 +165,7 @@ func tools(args []string, stdout, stderr io.Writer) int {
 
 // call makes one tool call through a supervisor started on the manifest and
 // prints the result's value; with --all it follows next_cursor and prints
-// the array of pages.
+// each page on a line of its own.
 func call(args []string, stdout, stderr io.Writer) int {
 	fl := newFlags()
 	manifestFile := fl.String("manifest", "", "")
@@ -221,8 +204,9 @@ func call(args []string, stdout, stderr io.Writer) int {
 	// A page is printed from its text content, the value as the worker
 	// encoded it, so its keys keep the tool's order (items, next_cursor,
 	// content_hash) that decoding structuredContent into a map would lose.
-	var pages []json.RawMessage
-	for len(pages) < maxPages {
+	// With --all each page is printed as it arrives, one JSON document a
+	// line, so what was printed stays when a later page fails.
+	for range maxPages {
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
 		if err != nil {
 			fmt.Fprintf(stderr, "fsmcp-supervisor: %s: %v\n", tool, err)
@@ -241,11 +225,13 @@ func call(args []string, stdout, stderr io.Writer) int {
 			page = b
 		}
 		if !*all {
-			return printJSON(stdout, stderr, page)
+			return printJSON(stdout, stderr, page, "  ")
 		}
-		pages = append(pages, page)
+		if code := printJSON(stdout, stderr, page, ""); code != 0 {
+			return code
+		}
 		if cursor.Next == nil || *cursor.Next == "" {
-			return printJSON(stdout, stderr, pages)
+			return 0
 		}
 		arguments["cursor"] = *cursor.Next
 	}
@@ -263,11 +249,13 @@ func resultText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func printJSON(stdout, stderr io.Writer, v any) int {
+// printJSON writes v as JSON on stdout, indented by indent ("" for one
+// line).
+func printJSON(stdout, stderr io.Writer, v any, indent string) int {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", indent)
 	if err := enc.Encode(v); err != nil {
 		fmt.Fprintf(stderr, "fsmcp-supervisor: %v\n", err)
 		return 1

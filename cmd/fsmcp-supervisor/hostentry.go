@@ -26,13 +26,17 @@ func hostEntry(args []string, stdout, stderr io.Writer) int {
 	name := fl.String("name", "fsmcp", "")
 	workerBin := fl.String("worker", "", "")
 	perRoot := fl.Bool("per-root", false, "")
-	const short = "usage: fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|vscode|ptc] [--per-root] [--name fsmcp] [--worker BIN]"
-	if code, done := parseFlags(fl, args, short, stdout, stderr); done {
+	const short = "usage: fsmcp-supervisor host-entry [--manifest] FILE [--format mcp-json|vscode|ptc] [--per-root] [--name fsmcp] [--worker BIN]"
+	pos, err := interleaved(fl, args)
+	if code, done := flagResult(err, short, stdout, stderr); done {
 		return code
 	}
-	if *manifestFile == "" || fl.NArg() > 0 {
+	if !oneManifest(manifestFile, pos) {
 		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
 		return exitUsage
+	}
+	if goRun() {
+		return usageError(stderr, errors.New("this fsmcp-supervisor was built by go run, into a temporary folder or the Go build cache that a host cannot rely on; install both binaries with go install ./cmd/... and run host-entry from the installed fsmcp-supervisor"))
 	}
 	if !entryNameRE.MatchString(*name) {
 		return usageError(stderr, fmt.Errorf("--name %q is not an entry name; use letters, digits, '.', '_' or '-'", *name))

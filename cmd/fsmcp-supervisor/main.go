@@ -4,10 +4,10 @@
 //
 //	fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
 //	fsmcp-supervisor --root DIR --include GLOB [--tools read] [...]   one root, no manifest file
-//	fsmcp-supervisor tools --manifest FILE               list the tools a host would see
+//	fsmcp-supervisor tools [--manifest] FILE             list the tools a host would see
 //	fsmcp-supervisor call --manifest FILE TOOL [JSON] [--all]   make one call, print the result
-//	fsmcp-supervisor check FILE...                       validate manifests, start nothing
-//	fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|vscode|ptc] [--per-root]   print a host entry
+//	fsmcp-supervisor check [--manifest] FILE...          validate manifests, start nothing
+//	fsmcp-supervisor host-entry [--manifest] FILE [--format mcp-json|vscode|ptc] [--per-root]   print a host entry
 package main
 
 import (
@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 
 	"github.com/fsmcp/fsmcp/internal/cursorkey"
@@ -33,10 +31,10 @@ const exitUsage = 64
 
 const usage = `Usage: fsmcp-supervisor --manifest FILE [--worker BIN] [--grace 5s] [--log-level warn]
        fsmcp-supervisor --root DIR --include GLOB [root options] [--worker BIN] [--grace 5s] [--log-level warn]
-       fsmcp-supervisor tools --manifest FILE [--json]
+       fsmcp-supervisor tools [--manifest] FILE [--json]
        fsmcp-supervisor call --manifest FILE TOOL [JSON-ARGUMENTS] [--all]
-       fsmcp-supervisor check FILE...
-       fsmcp-supervisor host-entry --manifest FILE [--format mcp-json|vscode|ptc] [--per-root] [--name fsmcp] [--worker BIN]
+       fsmcp-supervisor check [--manifest] FILE...
+       fsmcp-supervisor host-entry [--manifest] FILE [--format mcp-json|vscode|ptc] [--per-root] [--name fsmcp] [--worker BIN]
 
 Serve the roots of a manifest (YAML, version 1) on one stdio MCP connection,
 one fsmcp-worker process per root.
@@ -56,7 +54,9 @@ one fsmcp-worker process per root.
                     (name, effect, description; --json: the tools/list entries)
   call TOOL [JSON]  start the manifest's roots, make one tool call with the JSON
                     object as arguments, print its structuredContent as indented
-                    JSON and exit; --all follows next_cursor and prints the pages
+                    JSON and exit; --all follows next_cursor and prints each page
+                    as it arrives, one JSON document a line. Under go run both
+                    commands start the worker built from the same checkout
   check FILE...     validate manifests without starting anything: exit 0, or 64
                     with a FILE:LINE: field: message line for every error; warns
                     (exit 0) above 64 roots, with the memory they take. A
@@ -100,7 +100,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case "host-entry":
 			return hostEntry(args[1:], stdout, stderr)
 		case "entry": // the earlier spelling of host-entry --format mcp-json
-			return hostEntry(append([]string{"--manifest"}, args[1:]...), stdout, stderr)
+			return hostEntry(args[1:], stdout, stderr)
 		}
 	}
 	fl := newFlags()
@@ -115,7 +115,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *showVersion {
-		fmt.Fprintf(stdout, "fsmcp-supervisor %s\n", version.String())
+		fmt.Fprintln(stdout, version.String())
 		return 0
 	}
 	switch {
@@ -208,17 +208,24 @@ func checkEnv(name string) (string, bool) {
 // check validates manifests without starting anything. Every error of each
 // manifest gets its own FILE:LINE: field: message line, the form editors
 // and CI annotations pick up; a manifest with many roots gets a warning.
+// The manifests are named as the other commands name one (--manifest
+// FILE, repeatable) or as arguments.
 func check(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprint(stdout, usage)
-		return 0
+	fl := newFlags()
+	var files repeated
+	fl.Var(&files, "manifest", "")
+	const short = "usage: fsmcp-supervisor check [--manifest] FILE..."
+	pos, err := interleaved(fl, args)
+	if code, done := flagResult(err, short, stdout, stderr); done {
+		return code
 	}
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "fsmcp-supervisor: usage: fsmcp-supervisor check FILE...")
+	files = append(files, pos...)
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
 		return exitUsage
 	}
 	code := 0
-	for _, file := range args {
+	for _, file := range files {
 		m, err := supervisor.Load(file, checkEnv)
 		var all manifest.Errors
 		switch {
@@ -237,33 +244,4 @@ func check(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
-}
-
-func findWorker(flagValue string) (string, error) {
-	if flagValue != "" {
-		if _, err := os.Stat(flagValue); err != nil {
-			return "", fmt.Errorf("worker binary %s: %w", flagValue, errors.Unwrap(err))
-		}
-		return filepath.Abs(flagValue)
-	}
-	if cand := besideSelf(); cand != "" {
-		if _, err := os.Stat(cand); err == nil {
-			return cand, nil
-		}
-	}
-	p, err := exec.LookPath("fsmcp-worker")
-	if err != nil {
-		return "", fmt.Errorf("cannot find fsmcp-worker next to this binary or on $PATH; pass --worker BIN")
-	}
-	return filepath.Abs(p)
-}
-
-// besideSelf is where the supervisor looks for the worker first: next to
-// its own binary ("" if its own path is unknown).
-func besideSelf() string {
-	self, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(self), "fsmcp-worker")
 }
