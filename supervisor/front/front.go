@@ -144,6 +144,7 @@ func (s *Server) forward(r Root, tool string) mcp.ToolHandler {
 		defer cancel()
 		res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err == nil {
+			rewordError(r, tool, res)
 			return hostResult(res), nil
 		}
 		var rpcErr *jsonrpc.Error

@@ -134,6 +134,9 @@ func (s *Server) takeCall(c *drainConn, req *jsonrpc.Request) bool {
 	// also reads the worker's probe answers.
 	go func() {
 		rl.Go(ctx, "tools/call", params, func(resp *jsonrpc.Response, err error) {
+			if err == nil && resp.Error == nil {
+				resp.Result = rewordResult(rt.root, rt.tool, resp.Result)
+			}
 			out := s.relayAnswer(ctx, rt.root, timeout, call.modern, resp, err)
 			cancel()
 			out.ID = req.ID

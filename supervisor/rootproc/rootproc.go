@@ -112,6 +112,10 @@ func New(cfg Config) *Proc {
 // Name is the root's name.
 func (p *Proc) Name() string { return p.cfg.Root.Name }
 
+// Limits are the root's limits: the manifest's, and the defaults for the
+// rest.
+func (p *Proc) Limits() limits.Limits { return p.cfg.Root.Values() }
+
 // CallTimeout is how long one call to the root may take.
 func (p *Proc) CallTimeout() time.Duration {
 	if d := p.cfg.Root.CallTimeout; d > 0 {
