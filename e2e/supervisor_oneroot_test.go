@@ -81,6 +81,8 @@ func TestSupervisorOneRootErrors(t *testing.T) {
 			"fsmcp-supervisor: --max-scan-bytes: 10 is too small; use 16384 or more"}},
 		{"cursor key not set", []string{"--root", ws, "--include", "**", "--cursor-key-env", "FSMCP_E2E_UNSET_KEY"}, []string{
 			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_UNSET_KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="}},
+		{"two roots", []string{"--root", ws, "--root", ws, "--include", "**"}, []string{
+			`fsmcp-supervisor: invalid value "` + ws + `" for flag -root: --root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE); usage: fsmcp-supervisor --manifest FILE | --root DIR --include GLOB [root options] [--worker BIN] [--grace 5s] [--log-level warn]`}},
 		{"manifest and root", []string{"--manifest", filepath.Join(ws, "m.yaml"), "--include", "**"}, []string{
 			"fsmcp-supervisor: --manifest and the options of a root (--root, --include, ...) are two ways to name what to serve; give one"}},
 	} {

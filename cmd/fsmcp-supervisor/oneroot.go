@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"strings"
 
@@ -21,7 +22,14 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 // they fill in once fl is parsed.
 func oneRoot(fl *flag.FlagSet) *manifest.RootFlags {
 	f := &manifest.RootFlags{Limits: map[string]string{}}
-	fl.StringVar(&f.Root, "root", "", "")
+	rootSet := false
+	fl.Func("root", "", func(v string) error {
+		if rootSet {
+			return errors.New("--root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE)")
+		}
+		f.Root, rootSet = v, true
+		return nil
+	})
 	fl.StringVar(&f.Name, "name", "", "")
 	fl.Var((*repeated)(&f.Include), "include", "")
 	fl.Var((*repeated)(&f.Exclude), "exclude", "")
