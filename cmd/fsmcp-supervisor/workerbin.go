@@ -44,15 +44,23 @@ func besideSelf() string {
 	return filepath.Join(filepath.Dir(self), "fsmcp-worker")
 }
 
-// goRunExe matches where `go run` puts the binary it runs: its temporary
-// work folder ($WORK/b001/exe/NAME, removed when go run exits) or, for a
-// build it has cached, the build cache (go-build/xx/<hash>-d/NAME).
-var goRunExe = regexp.MustCompile(`/go-build[0-9]+/b[0-9]+/exe/[^/]+$|/go-build/[0-9a-f]{2}/[0-9a-f]{64}-d/[^/]+$`)
+// goRunExe matches where `go run` and `go tool` put the binary they run:
+// a temporary work folder ($WORK/b001/exe/NAME, removed when go run exits)
+// or, for a build go has cached, the build cache wherever GOCACHE points
+// (CACHE/xx/HASH-d/NAME, xx being the first two digits of HASH), which go
+// trims as it pleases.
+var goRunExe = regexp.MustCompile(`/go-build[0-9]+/b[0-9]+/exe/[^/]+$|/([0-9a-f]{2})/([0-9a-f]{64})-d/[^/]+$`)
 
 // goRun reports whether this binary was built and started by `go run`.
 func goRun() bool {
 	self, err := os.Executable()
-	return err == nil && goRunExe.MatchString(filepath.ToSlash(self))
+	return err == nil && goRunPath(self)
+}
+
+// goRunPath reports whether path is where go run puts a binary.
+func goRunPath(path string) bool {
+	m := goRunExe.FindStringSubmatch(filepath.ToSlash(path))
+	return m != nil && strings.HasPrefix(m[2], m[1])
 }
 
 // sessionWorker is the worker tools and call start. Under `go run` it is
