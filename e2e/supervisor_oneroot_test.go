@@ -81,13 +81,15 @@ func TestSupervisorOneRootErrors(t *testing.T) {
 			"fsmcp-supervisor: --max-scan-bytes: 10 is too small; use 16384 or more"}},
 		{"cursor key not set", []string{"--root", ws, "--include", "**", "--cursor-key-env", "FSMCP_E2E_UNSET_KEY"}, []string{
 			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_UNSET_KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="}},
+		{"cursor key malformed", []string{"--root", ws, "--include", "**", "--cursor-key-env", "FSMCP_E2E_SHORT_KEY"}, []string{
+			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_SHORT_KEY is not a cursor key: its value decodes to 5 bytes, fewer than 32; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="}},
 		{"two roots", []string{"--root", ws, "--root", ws, "--include", "**"}, []string{
-			`fsmcp-supervisor: invalid value "` + ws + `" for flag -root: --root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE); usage: fsmcp-supervisor --manifest FILE | --root DIR --include GLOB [root options] [--worker BIN] [--grace 5s] [--log-level warn]`}},
+			"fsmcp-supervisor: --root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE)"}},
 		{"manifest and root", []string{"--manifest", filepath.Join(ws, "m.yaml"), "--include", "**"}, []string{
 			"fsmcp-supervisor: --manifest and the options of a root (--root, --include, ...) are two ways to name what to serve; give one"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := cliRun(t, ws, []string{}, bins.supervisor, append(tc.args, "--worker", bins.worker)...)
+			code, out, errOut := cliRun(t, ws, []string{"FSMCP_E2E_SHORT_KEY=c2hvcnQ"}, bins.supervisor, append(tc.args, "--worker", bins.worker)...)
 			if code != 64 || out != "" || strings.TrimSpace(errOut) != strings.Join(tc.want, "\n") {
 				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 64 and:\n%s", code, out, errOut, strings.Join(tc.want, "\n"))
 			}

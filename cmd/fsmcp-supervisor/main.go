@@ -119,6 +119,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	switch {
+	case root.roots > 1:
+		return usageError(stderr, errors.New("--root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE)"))
 	case *manifestFile != "" && (root.Root != "" || rootOptionGiven(fl)):
 		return usageError(stderr, errors.New("--manifest and the options of a root (--root, --include, ...) are two ways to name what to serve; give one"))
 	case (*manifestFile == "" && root.Root == "") || fl.NArg() > 0:
@@ -132,7 +134,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts := supervisor.Options{Manifest: *manifestFile, Stdin: stdin, Stdout: stdout, Stderr: stderr, Grace: *grace,
 		Logger: supervisor.NewLogger(stderr, level)}
 	if root.Root != "" {
-		if opts.Roots, err = rootManifest(root); err != nil {
+		if opts.Roots, err = rootManifest(&root.RootFlags); err != nil {
 			var all manifest.Errors
 			if !errors.As(err, &all) {
 				return usageError(stderr, err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"strings"
 
@@ -15,19 +14,26 @@ type repeated []string
 func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
+// rootOptions are the options of a root given on the command line, and
+// how many times --root was given: one root is served this way, so a
+// second --root is refused once the options are parsed, in the words of
+// the other usage errors.
+type rootOptions struct {
+	manifest.RootFlags
+	roots int
+}
+
 // oneRoot registers on fl the options of a root given on the command line
 // rather than in a manifest: the worker's own (--root, --name, --include,
 // --exclude, --no-default-exclude, --tools, every --max-* limit,
 // --cursor-key-env) and the manifest's --call-timeout. It returns what
 // they fill in once fl is parsed.
-func oneRoot(fl *flag.FlagSet) *manifest.RootFlags {
-	f := &manifest.RootFlags{Limits: map[string]string{}}
-	rootSet := false
+func oneRoot(fl *flag.FlagSet) *rootOptions {
+	o := &rootOptions{RootFlags: manifest.RootFlags{Limits: map[string]string{}}}
+	f := &o.RootFlags
 	fl.Func("root", "", func(v string) error {
-		if rootSet {
-			return errors.New("--root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE)")
-		}
-		f.Root, rootSet = v, true
+		f.Root = v
+		o.roots++
 		return nil
 	})
 	fl.StringVar(&f.Name, "name", "", "")
@@ -46,7 +52,7 @@ func oneRoot(fl *flag.FlagSet) *manifest.RootFlags {
 			return nil
 		})
 	}
-	return f
+	return o
 }
 
 // rootOptionGiven reports whether fl was given an option of oneRoot other
