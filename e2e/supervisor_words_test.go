@@ -28,14 +28,14 @@ var wordsRoots = []struct {
 	{"entries", "{name: entries, path: ws, include: ['**'], tools: read, limits: {max_entries: 3}}", []string{"--include", "**", "--max-entries", "3"}},
 }
 
-// wordsCases are worker tool errors the wire contract lists, as the
+// wordsCases are worker tool errors of docs/reference.md, Errors, as the
 // worker alone says them and as the supervisor relays them: in the
 // manifest's words (include:, exclude:, limits.<key> and its value) and
 // naming the tool as the host called it.
 var wordsCases = []struct {
 	root, tool string
 	args       map[string]any
-	worker     string // the contract's text
+	worker     string // the text of docs/reference.md, Errors
 	supervisor string
 }{
 	{"reader", "read_text_file", map[string]any{"path": "secret/s.md"}, "path matches an --exclude pattern of this root",
@@ -83,7 +83,7 @@ func wordsTree(t *testing.T) (dir, manifest string) {
 // --include and --exclude, a walk ceiling or another configured limit,
 // relayed to a host of either era, speaks of the manifest's include:,
 // exclude: and limits with their values, and names the tool as the host
-// called it; the worker alone keeps the contract's texts.
+// called it; the worker alone keeps the texts of docs/reference.md.
 func TestSupervisorErrorsInManifestWords(t *testing.T) {
 	bins := buildSupervisorBins(t)
 	if !bins.real {

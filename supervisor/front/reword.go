@@ -17,10 +17,10 @@ import (
 // ceilings its --max-* options set) and of its own tool names, which is
 // right for the worker alone. Through the supervisor the host knows the
 // tools by their front names and its user knows the manifest, so the
-// front rewords the texts the wire contract lists, and only those, into
-// the manifest's words: its include: and exclude: lists, its limits with
-// their values, the tool as the host called it. Every other text passes
-// unchanged.
+// front rewords the texts of docs/reference.md, Errors, and only those,
+// into the manifest's words: its include: and exclude: lists, its limits
+// with their values, the tool as the host called it. Every other text
+// passes unchanged.
 
 // LimitedRoot is a Root whose limits are known: the manifest's values,
 // and the defaults for the rest.
@@ -29,8 +29,9 @@ type LimitedRoot interface {
 	Limits() limits.Limits
 }
 
-// ceilings are the walk ceilings by their contract text, with what the
-// walk did past the limit and the limit's manifest key.
+// ceilings are the walk ceilings by their text (docs/reference.md,
+// Errors), with what the walk did past the limit and the limit's manifest
+// key.
 var ceilings = map[string]struct{ did, key string }{
 	"file limit exceeded":            {"selects more than %d files", "max_files"},
 	"directory limit exceeded":       {"enters more than %d directories", "max_directories"},

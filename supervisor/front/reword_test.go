@@ -16,9 +16,9 @@ func (r *limitedRoot) Limits() limits.Limits {
 	return l
 }
 
-// TestReword: exactly the worker texts the wire contract lists are put in
-// the manifest's words, with the root's limits; any other text, and the
-// limits of a root that does not give them, pass unchanged.
+// TestReword: exactly the worker texts of docs/reference.md, Errors, are
+// put in the manifest's words, with the root's limits; any other text, and
+// the limits of a root that does not give them, pass unchanged.
 func TestReword(t *testing.T) {
 	lr := &limitedRoot{root{name: "reader"}}
 	tests := []struct {
