@@ -280,3 +280,39 @@ func runIn(t *testing.T, dir string, cred *syscall.Credential, bin string, args 
 	}
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
+
+// TestManifestQuotedAlike: a value written quoted, or as YAML's older
+// yes/no, means what it means plain, through check and a started
+// supervisor: default_exclude false serves .env, and max_files caps the
+// walk with its value.
+func TestManifestQuotedAlike(t *testing.T) {
+	for _, tc := range []struct{ name, version, defaultExclude, maxFiles, callTimeout string }{
+		{"plain", "1", "false", "2", "30s"},
+		{"single quotes", "'1'", "'false'", "'2'", "'30s'"},
+		{"double quotes", `"1"`, `"false"`, `"2"`, `"30s"`},
+		{"yes and no", "1", "no", "2", "30s"},
+		{"yes and no quoted", "1", "'no'", "2", "30s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range []string{".env", "a.md", "b.md", "c.md"} {
+				writeFile(t, filepath.Join(dir, "ws", f), f+"\n")
+			}
+			file := filepath.Join(dir, "m.yaml")
+			writeFile(t, file, fmt.Sprintf("version: %s\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n    default_exclude: %s\n    limits: {max_files: %s}\n    call_timeout: %s\n",
+				tc.version, tc.defaultExclude, tc.maxFiles, tc.callTimeout))
+			if code, out, errOut := runIn(t, dir, nil, supervisorBin, "check", file); code != 0 || out != "" || errOut != "" {
+				t.Fatalf("check: exit %d, stdout %q, stderr %q; want 0 and silence", code, out, errOut)
+			}
+			code, out, errOut := runIn(t, dir, nil, supervisorBin, "call", "--manifest", file, "--worker", workerBin, "a_read_text_file", `{"path": ".env"}`)
+			if code != 0 || !strings.Contains(out, `".env\n"`) {
+				t.Errorf("read .env with default_exclude %s: exit %d, stdout %q, stderr %q; want it served", tc.defaultExclude, code, out, errOut)
+			}
+			code, _, errOut = runIn(t, dir, nil, supervisorBin, "call", "--manifest", file, "--worker", workerBin, "a_search_files", `{"query": "md"}`)
+			const want = "fsmcp-supervisor: a_search_files: file limit exceeded: the walk of root a selects more than 2 files (limits.max_files: 2); narrow the call to a smaller folder with its path argument, or raise limits.max_files in the manifest\n"
+			if code != 1 || errOut != want {
+				t.Errorf("search with max_files %s: exit %d, stderr %q; want 1 and %q", tc.maxFiles, code, errOut, want)
+			}
+		})
+	}
+}
