@@ -21,9 +21,10 @@ func goRunEnv(t *testing.T, extraPath string) (string, []string) {
 	return goBin, append(env, "PATH="+extraPath+string(os.PathListSeparator)+filepath.Dir(goBin))
 }
 
-// TestGoRunUsesCheckoutWorker: `go run ./cmd/fsmcp-supervisor tools` starts
-// the worker built from the same checkout, not an fsmcp-worker on $PATH
-// (here one that is no worker at all, so using it would fail).
+// TestGoRunUsesCheckoutWorker: `go run ./cmd/fsmcp-supervisor tools` and
+// `call` start the worker built from the same checkout, not an
+// fsmcp-worker on $PATH (here one that is no worker at all, so using it
+// would fail).
 func TestGoRunUsesCheckoutWorker(t *testing.T) {
 	wrong := t.TempDir()
 	data, err := os.ReadFile(supervisorBin)
@@ -35,12 +36,20 @@ func TestGoRunUsesCheckoutWorker(t *testing.T) {
 	}
 	manifest, _ := callManifest(t, map[string]string{"a.md": "a\n"}, "")
 	goBin, env := goRunEnv(t, wrong)
-	cmd := exec.Command(goBin, "run", "./cmd/fsmcp-supervisor", "tools", "--manifest", manifest)
-	cmd.Dir, cmd.Env = "..", env
-	var stdout, stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || stderr.String() != "" || !strings.Contains(stdout.String(), "reader_read_text_file") {
-		t.Errorf("go run tools: %v, stdout %q, stderr %q; want the tools listed and nothing on stderr", err, stdout.String(), stderr.String())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tools", "--manifest", manifest}, "reader_read_text_file"},
+		{[]string{"call", "--manifest", manifest, "reader_read_text_file", `{"path": "a.md"}`}, `"a\n"`},
+	} {
+		cmd := exec.Command(goBin, append([]string{"run", "./cmd/fsmcp-supervisor"}, tc.args...)...)
+		cmd.Dir, cmd.Env = "..", env
+		var stdout, stderr syncBuffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || stderr.String() != "" || !strings.Contains(stdout.String(), tc.want) {
+			t.Errorf("go run %s: %v, stdout %q, stderr %q; want %s on stdout and nothing on stderr", tc.args[0], err, stdout.String(), stderr.String(), tc.want)
+		}
 	}
 }
 
