@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/fsmcp/fsmcp/internal/version"
-	"github.com/fsmcp/fsmcp/supervisor"
 	"github.com/fsmcp/fsmcp/supervisor/hostentry"
+	"github.com/fsmcp/fsmcp/supervisor/manifest"
 )
 
 var entryNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
@@ -44,7 +44,13 @@ func hostEntry(args []string, stdout, stderr io.Writer) int {
 	if !slices.Contains(hostentry.Formats, *format) {
 		return usageError(stderr, fmt.Errorf("--format %q is not a host format; use %s", *format, strings.Join(hostentry.Formats, ", ")))
 	}
-	m, err := supervisor.Load(*manifestFile, staticEnv)
+	// Cursor-key variables are named in the entry, not read: the host sets
+	// them.
+	data, err := manifest.Read(*manifestFile)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	m, err := manifest.Parse(*manifestFile, data)
 	if err != nil {
 		return usageError(stderr, err)
 	}
@@ -65,10 +71,6 @@ func hostEntry(args []string, stdout, stderr io.Writer) int {
 	}
 	if bin != besideSelf() {
 		launchArgs = append(launchArgs, "--worker", bin)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return usageError(stderr, fmt.Errorf("%s: cannot read manifest: %v", *manifestFile, errors.Unwrap(err)))
 	}
 	launch := hostentry.Launch{Name: *name, Command: self, Args: launchArgs, Worker: bin, Revision: hostentry.Revision(data, version.String())}
 	doc, err := hostentry.Build(m, launch, *format, *perRoot)

@@ -188,13 +188,9 @@ func usageError(stderr io.Writer, err error) int {
 	return exitUsage
 }
 
-// placeholderKey is a well-formed cursor key, for where a key is named
-// but not read.
+// placeholderKey is a well-formed cursor key, for where a key variable
+// is named but not set.
 var placeholderKey = base64.RawURLEncoding.EncodeToString(make([]byte, cursorkey.MinBytes))
-
-// staticEnv stands in for the environment where a host entry is printed:
-// cursor-key variables are named, not read; the host sets them.
-func staticEnv(string) (string, bool) { return placeholderKey, true }
 
 // checkEnv is the environment check validates a manifest in: a cursor-key
 // variable that is set must hold a key, as at startup; one that is not set

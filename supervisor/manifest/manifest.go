@@ -102,11 +102,21 @@ func (es Errors) Error() string {
 // Load reads and validates the manifest at file. Relative root paths are
 // resolved against the manifest's folder. Errors are Errors.
 func Load(file string) (*Manifest, error) {
+	data, err := Read(file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(file, data)
+}
+
+// Read is the content of the manifest file, read as Load reads it: a
+// regular file of at most MaxBytes. Its error is Errors.
+func Read(file string) ([]byte, error) {
 	data, err := read(file)
 	if err != nil {
 		return nil, Errors{{File: file, Msg: err.Error()}}
 	}
-	return Parse(file, data)
+	return data, nil
 }
 
 // The keys a manifest and a root entry take.
