@@ -17,6 +17,7 @@ import (
 	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/procs"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
@@ -166,3 +167,10 @@ func Open(cfg Config) (*Root, error) {
 	}
 	return r, nil
 }
+
+// SetSearchProcs lets each search_text page raise GOMAXPROCS to n (at most
+// the number of CPUs) while it scans files ahead, and a walk while it runs
+// on two goroutines; it goes back procs.Linger after the last such page or
+// walk ends. A worker launched by the supervisor runs with one P (see
+// cmd/fsmcp-worker); this lets its searches use a second core.
+func SetSearchProcs(n int) { procs.Allow(n) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/internal/nbio"
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/procs"
 	"github.com/fsmcp/fsmcp/worker/textscan"
 )
 
@@ -162,7 +163,7 @@ func (g *pageGuards) close() {
 
 // startAhead starts scanning ahead the n files from first, the first of
 // them from pos with the page's budget, on up to GOMAXPROCS goroutines
-// (raised for the page where SetSearchProcs allows it). It returns nil
+// (raised for the page where procs.Allow lets it). It returns nil
 // when only one goroutine would scan: the page then scans on its own.
 func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards) *scanAhead {
 	return r.newAhead(ctx, s, files, first, pos, guards, aheadMaxWorkers, false)
@@ -184,7 +185,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	if n < 2 && !run || n < 1 || maxWorkers < 2 {
 		return nil
 	}
-	release := raiseProcs()
+	release := procs.Raise()
 	procs := min(runtime.GOMAXPROCS(0), maxWorkers)
 	workers := min(procs, n)
 	if run {

@@ -239,36 +239,6 @@ func openFDs(t *testing.T) int {
 	return n
 }
 
-// TestSearchProcs: with SetSearchProcs(2) in a process at GOMAXPROCS=1
-// (a plugin-mode worker), a page scanning ahead runs with 2 Ps (as many as
-// there are CPUs, if fewer), overlapping pages share the raise, and the
-// count goes back to 1 procsLinger after the last page.
-func TestSearchProcs(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	defer SetSearchProcs(0)
-	SetSearchProcs(2)
-	want := min(2, runtime.NumCPU())
-	first := raiseProcs()
-	second := raiseProcs()
-	if n := runtime.GOMAXPROCS(0); n != want {
-		t.Fatalf("GOMAXPROCS %d while pages scan ahead, want %d", n, want)
-	}
-	first()
-	second()
-	if n := runtime.GOMAXPROCS(0); n != want {
-		t.Fatalf("GOMAXPROCS %d right after the last page, want %d until procsLinger passes", n, want)
-	}
-	third := raiseProcs() // within the linger: no change
-	third()
-	deadline := time.Now().Add(10 * procsLinger)
-	for runtime.GOMAXPROCS(0) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("GOMAXPROCS still %d %v after the last page", runtime.GOMAXPROCS(0), 10*procsLinger)
-		}
-		time.Sleep(procsLinger / 5)
-	}
-}
-
 // The page's goroutine waits for each slot in turn while scanners mark
 // them ready in any order: no wake-up is lost (a lost one hangs the test)
 // and each outcome is seen as its scanner wrote it.

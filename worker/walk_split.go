@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/procs"
 	"github.com/fsmcp/fsmcp/worker/relpath"
 )
 
@@ -24,7 +25,7 @@ import (
 //     a run of consecutive files of one directory.
 //   - The calling goroutine does the jobs in order. Once it has gone
 //     through splitAfter entries and jobs are left, a second goroutine
-//     (with GOMAXPROCS raised, see raiseProcs) takes jobs too; each job's
+//     (with GOMAXPROCS raised, see procs.Raise) takes jobs too; each job's
 //     files go to a slice of its own, and the slices are joined in job
 //     order. A small scope never starts the second goroutine.
 //   - Both goroutines charge one set of counts and add to one watch set
@@ -150,7 +151,7 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 			return
 		}
 		tried = true
-		release := raiseProcs()
+		release := procs.Raise()
 		if runtime.GOMAXPROCS(0) < 2 && !sp.force {
 			release()
 			return
@@ -209,7 +210,7 @@ func joinJobs(out [][]scopedFile, two bool) []scopedFile {
 		at += len(out[half])
 		half++
 	}
-	release := raiseProcs()
+	release := procs.Raise()
 	defer release()
 	done := make(chan struct{})
 	go func() {
