@@ -10,7 +10,7 @@ import (
 )
 
 // TestSearchTextNextPageDropped: a search_text page that hands out a
-// cursor scans the next page ahead of its request (worker/next_page.go).
+// cursor scans the next page ahead of its request (worker/paging/next_page.go).
 // A client that never asks for it costs nothing lasting: once the hold
 // and the idle time of kept watches (FSMCP_TEST_WATCH_IDLE, test-only)
 // have passed, the worker holds the descriptors it held before the search

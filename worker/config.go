@@ -17,6 +17,7 @@ import (
 	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/procs"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
@@ -61,7 +62,7 @@ type Root struct {
 	warnings []string
 	digests  *digestCache
 	inv      *inventories
-	next     nextPages
+	pages    *paging.Engine
 }
 
 // Warnings are the operator notes the configuration earned (a root that
@@ -70,7 +71,7 @@ func (r *Root) Warnings() []string { return r.warnings }
 
 // Close releases the root's descriptor.
 func (r *Root) Close() error {
-	r.next.close()
+	r.pages.Close()
 	r.inv.close()
 	return r.dir.Close()
 }
@@ -156,6 +157,7 @@ func Open(cfg Config) (*Root, error) {
 	watches := watch.NewBudget(maxWatches)
 	dir.KeepIdleWatches(watches, watchIdle)
 	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask, inv: newInventories(watches)}
+	r.pages = r.newPages()
 	if cfg.CursorKey != nil {
 		r.digests = newDigestCache(int(cfg.Limits.MaxFiles))
 	}
@@ -166,6 +168,12 @@ func Open(cfg Config) (*Root, error) {
 		r.warnings = append(r.warnings, fmt.Sprintf("--include %s matches a built-in exclude, so nothing it names is served. Pass --no-default-exclude to drop the built-in list.", p))
 	}
 	return r, nil
+}
+
+// newPages is the paging engine of r's search_text pages, with opts.
+func (r *Root) newPages(opts ...paging.Option) *paging.Engine {
+	cfg := paging.Config{ScanBytes: r.lim.MaxScanBytes, ResultBytes: r.lim.MaxResultBytes, Item: textMatchOf, Cost: itemCost}
+	return paging.New(r.dir, cfg, opts...)
 }
 
 // SetSearchProcs lets each search_text page raise GOMAXPROCS to n (at most

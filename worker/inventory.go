@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
@@ -53,7 +54,7 @@ var watchIdle = func() time.Duration {
 // inventory is a text-search scope as one walk found it: its served files
 // in path order with their identities, and the state a cursor binds.
 type inventory struct {
-	files []scopedFile
+	files []paging.File
 	state string
 }
 
@@ -237,6 +238,6 @@ func (c *inventories) watchScope(r *Root, s *search) bool {
 // stat'ed again (inventoryFile): a write through a link in a directory
 // outside the scope reports to that directory, not to this one. A watch
 // that cannot be added clears s.w.watch and the walk goes on unwatched.
-func (r *Root) walkScope(s *search) ([]scopedFile, error) {
+func (r *Root) walkScope(s *search) ([]paging.File, error) {
 	return s.w.inventory(s.d, s.dir, walkSplit{after: splitAfter})
 }

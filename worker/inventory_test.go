@@ -278,7 +278,7 @@ func TestInventoryFreshWalks(t *testing.T) {
 		t.Fatal("a resumed page walked: no watch reports a write through a link made later")
 	}
 	fresh := inventoryOf(false)
-	if fresh == kept || len(fresh.files) != 2 || fresh.files[1].id.Size != int64(len("needle, written elsewhere\n")) {
+	if fresh == kept || len(fresh.files) != 2 || fresh.files[1].ID.Size != int64(len("needle, written elsewhere\n")) {
 		t.Fatalf("a fresh search's inventory %+v does not hold b.txt as written through its later link", fresh.files)
 	}
 	if !r.inv.isKept("s", fresh) {

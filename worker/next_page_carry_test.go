@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fsmcp/fsmcp/worker/confine"
-	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/paging"
 )
 
 // TestNextPageCarried pages through a tree, pausing between pages so that
@@ -47,16 +45,32 @@ func TestNextPageCarried(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pagingAhead(t, time.Second)
+			pagingAhead(t)
 			third := func(workers int) (rec pageRecord, carried, taken bool, again int, err error) {
-				aheadMaxWorkers = workers
 				dir, r := nextPageTree(t, needle)
+				// The first two pages tell what they keep; the third,
+				// what it takes.
+				asked := false
+				usePages(r, paging.Workers(workers), paging.Hold(time.Second),
+					paging.OnKeep(func(c bool) {
+						if !asked {
+							carried = c
+						}
+					}),
+					paging.OnTakeOver(func(ok bool) {
+						if asked {
+							taken = ok
+						}
+					}),
+					paging.OnPageEnd(func(_, ag int) {
+						if asked {
+							again = ag
+						}
+					}))
 				args := searchArgs{Query: json.RawMessage(`"` + needle + `"`), Limit: json.RawMessage(`5`)}
 				var p *pageResult
 				for range 2 {
-					nextPageKept = func(c bool) { carried = c }
 					p, err = r.searchText(context.Background(), args)
-					nextPageKept = nil
 					if err != nil || p.next == nil {
 						t.Fatalf("page before the third: %v (cursor %v)", err, p != nil && p.next != nil)
 					}
@@ -69,10 +83,7 @@ func TestNextPageCarried(t *testing.T) {
 				if tc.limit != 0 {
 					args.Limit = json.RawMessage(fmt.Sprint(tc.limit))
 				}
-				again = -1
-				nextPageDone = func(ok bool) { taken = ok }
-				aheadDone = func(_, ag int) { again = ag }
-				defer func() { nextPageDone, aheadDone = nil, nil }()
+				again, asked = -1, true
 				if p, err = r.searchText(context.Background(), args); err != nil {
 					return pageRecord{}, carried, taken, again, err
 				}
@@ -132,7 +143,7 @@ func TestNextPageWholeSearch(t *testing.T) {
 		{"files larger than a page, pauses", 12, 40_000, 20 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pagingAhead(t, time.Second)
+			pagingAhead(t)
 			dir := t.TempDir()
 			for i := range tc.files {
 				body := strings.Repeat(fmt.Sprintf("line %d, plain\n", i), tc.size/16)
@@ -152,14 +163,12 @@ func TestNextPageWholeSearch(t *testing.T) {
 				return r
 			}
 			pages := func(r *Root, workers int) ([]pageRecord, int) {
-				aheadMaxWorkers = workers
 				carried := 0
-				nextPageKept = func(c bool) {
+				usePages(r, paging.Workers(workers), paging.Hold(time.Second), paging.OnKeep(func(c bool) {
 					if c {
 						carried++
 					}
-				}
-				defer func() { nextPageKept = nil }()
+				}))
 				args := searchArgs{Query: json.RawMessage(`"needle"`), Limit: json.RawMessage(`5`)}
 				var recs []pageRecord
 				for {
@@ -197,87 +206,6 @@ func TestNextPageWholeSearch(t *testing.T) {
 	}
 }
 
-// TestNextPageWindow: a client that follows the cursor widens the window
-// the scan may run ahead of its page, but the files it holds open stay
-// within the window's files (at most runMaxWindowFiles), the groups opened
-// past them, the two parts and the closes queued for the next batch.
-func TestNextPageWindow(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 1500 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d.txt", i)), []byte(strings.Repeat("plain text\n", 9)+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := smallPageRoot(t, dir)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	if p, err := r.searchText(context.Background(), searchArgs{Query: json.RawMessage(`"absent"`), Path: "f0000.txt"}); err != nil || p.next != nil {
-		t.Fatalf("warm-up search: %v", err)
-	}
-	fds := openFDs(t)
-	args := searchArgs{Query: json.RawMessage(`"needle"`)}
-	for page := range 8 {
-		p, err := r.searchText(context.Background(), args)
-		if err != nil || p.next == nil {
-			t.Fatalf("page %d: %v", page, err)
-		}
-		time.Sleep(50 * time.Millisecond) // the scan runs as far as it may
-		r.next.mu.Lock()
-		a := r.next.p.ahead
-		r.next.mu.Unlock()
-		held := openFDs(t) - fds
-		// The files claimed, the rest of their last group and the group
-		// after it opened, the two parts, and closes queued for the next
-		// batch.
-		if most := min(int(a.window.Load())*nextPageEarlyFiles, runMaxWindowFiles) + 3*confine.BatchSize + 2; held > most {
-			t.Fatalf("page %d: the scan ahead holds %d descriptors, want at most %d", page, held, most)
-		}
-		args.Cursor, _ = json.Marshal(*p.next)
-	}
-	r.next.mu.Lock()
-	w := r.next.p.ahead.window.Load()
-	r.next.mu.Unlock()
-	if w != runMaxWindow {
-		t.Fatalf("window after 8 pages followed: %d pages, want %d", w, runMaxWindow)
-	}
-}
-
-// TestRunBudgets plans runs: files after the first whole, those a page is
-// predicted to end inside left to the pages (-1).
-func TestRunBudgets(t *testing.T) {
-	sizes := func(s ...int64) []scopedFile {
-		fs := make([]scopedFile, len(s))
-		for i := range s {
-			fs[i].id.Size = s[i]
-		}
-		return fs
-	}
-	for _, tc := range []struct {
-		name  string
-		files []scopedFile
-		first int
-		pos   textscan.Position
-		want  []int64
-	}{
-		{"all within a page", sizes(10, 20, 30), 0, textscan.Position{}, []int64{100, 100, 100}},
-		{"a page ends inside a file", sizes(60, 30, 30, 80, 10), 0, textscan.Position{}, []int64{100, 100, -1, 100, 100}},
-		{"a file over several pages", sizes(10, 250, 40, 20), 0, textscan.Position{}, []int64{100, -1, 100, 100}},
-		{"less than a term left ends the page", sizes(50, 47, 90, 30), 0, textscan.Position{}, []int64{100, 100, 100, -1}},
-		{"from inside the first", sizes(500, 150, 40, 40), 0, textscan.Position{Offset: 450, Line: 9, LineStart: 440}, []int64{100, -1, 100, 100}},
-		{"from a later file", sizes(5, 5, 90, 20), 2, textscan.Position{}, []int64{100, -1}},
-		{"a budget below a term", sizes(5), 0, textscan.Position{}, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			budget := int64(100)
-			if tc.want == nil {
-				budget = 3
-			}
-			if got := runBudgets(tc.files, tc.first, tc.pos, budget, 4); !slices.Equal(got, tc.want) {
-				t.Fatalf("plan %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 // TestNextPageMostlyBinary pages through a tree laid out like
 // /usr/share/doc: in each package folder a compressed changelog (binary)
 // and a license text, one in five of which holds the term. A binary file
@@ -304,13 +232,13 @@ func TestNextPageMostlyBinary(t *testing.T) {
 		}
 	}
 	pages := func(workers int, pause time.Duration) []pageRecord {
-		pagingAhead(t, time.Second)
-		aheadMaxWorkers = workers
+		pagingAhead(t)
 		r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: DefaultLimits})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
+		usePages(r, paging.Workers(workers), paging.Hold(time.Second))
 		args := searchArgs{Query: json.RawMessage(`"copyright"`)}
 		var recs []pageRecord
 		for {

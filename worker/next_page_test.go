@@ -16,16 +16,17 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/paging"
 )
 
 // TestNextPage pages through a tree, doing something between the first
 // page and the second: the second page takes over the next page scanned
 // ahead exactly when it continues the first (same cursor, same limit, the
-// scope unchanged and within nextPageHold), and in every case answers as a
+// scope unchanged and within the engine's hold), and in every case answers as a
 // page that scans alone would (items, cursor, content hash, or its error).
 func TestNextPage(t *testing.T) {
 	needle := "needle"
+	const hold = 100 * time.Millisecond
 	cases := []struct {
 		name    string
 		between func(t *testing.T, dir string, r *Root, args searchArgs)
@@ -88,7 +89,7 @@ func TestNextPage(t *testing.T) {
 		},
 		{
 			name:    "after the hold",
-			between: func(*testing.T, string, *Root, searchArgs) { time.Sleep(3 * nextPageHold) },
+			between: func(*testing.T, string, *Root, searchArgs) { time.Sleep(3 * hold) },
 		},
 		{
 			name: "a file of the next page written",
@@ -108,11 +109,23 @@ func TestNextPage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pagingAhead(t, 100*time.Millisecond)
-			var outcomes, again int // the second page's (aheadDone)
+			pagingAhead(t)
+			var outcomes, again int // the second page's (OnPageEnd)
 			second := func(workers int) (pageRecord, bool, bool, error) {
-				aheadMaxWorkers = workers
 				dir, r := nextPageTree(t, needle)
+				// What the second page decides, once it is asked for.
+				asked, found, taken := false, false, false
+				usePages(r, paging.Workers(workers), paging.Hold(hold),
+					paging.OnTakeOver(func(ok bool) {
+						if asked {
+							found, taken = true, ok
+						}
+					}),
+					paging.OnPageEnd(func(tk, ag int) {
+						if asked {
+							outcomes, again = tk, ag
+						}
+					}))
 				args := searchArgs{Query: json.RawMessage(`"` + needle + `"`), Limit: json.RawMessage(`5`)}
 				p, err := r.searchText(context.Background(), args)
 				if err != nil || p.next == nil {
@@ -125,10 +138,7 @@ func TestNextPage(t *testing.T) {
 				if tc.limit != 0 {
 					args.Limit = json.RawMessage(fmt.Sprint(tc.limit))
 				}
-				found, taken := false, false
-				nextPageDone = func(ok bool) { found, taken = true, ok }
-				aheadDone = func(tk, ag int) { outcomes, again = tk, ag }
-				defer func() { nextPageDone, aheadDone = nil, nil }()
+				asked = true
 				p, err = r.searchText(context.Background(), args)
 				if err != nil {
 					return pageRecord{}, found, taken, err
@@ -192,17 +202,11 @@ func writeThroughMapping(path string) error {
 	return unix.Munmap(m)
 }
 
-// pagingAhead sets nextPageHold to hold and GOMAXPROCS to 2 for the test,
-// and restores them and aheadMaxWorkers (which the test sets per run)
-// once its roots have closed.
-func pagingAhead(t *testing.T, hold time.Duration) {
-	oldHold, oldWorkers := nextPageHold, aheadMaxWorkers
+// pagingAhead sets GOMAXPROCS to 2 for the test, so that its pages scan
+// ahead, and restores it once its roots have closed.
+func pagingAhead(t *testing.T) {
 	procs := runtime.GOMAXPROCS(2)
-	nextPageHold = hold
-	t.Cleanup(func() {
-		nextPageHold, aheadMaxWorkers = oldHold, oldWorkers
-		runtime.GOMAXPROCS(procs)
-	})
+	t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
 }
 
 // positionRecord is page p's record, its cursor by position alone (see
@@ -271,45 +275,6 @@ func smallPageRoot(t *testing.T, dir string) *Root {
 	return r
 }
 
-// TestNextPageEarlyFiles: a next page of many small files scans at most
-// nextPageEarlyFiles of them before it is asked for, so the descriptors
-// it holds open meanwhile (those files', to check them again, and the
-// next group's) stay few; asked for, it scans the rest and answers as a
-// page alone does.
-func TestNextPageEarlyFiles(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 400 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i)), []byte("a needle\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := smallPageRoot(t, dir)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	// A search with no cursor makes what a Root keeps for its life (the
-	// inotify instances, the /proc/self/fd directory).
-	if p, err := r.searchText(context.Background(), searchArgs{Query: json.RawMessage(`"absent"`)}); err != nil || p.next != nil {
-		t.Fatalf("warm-up search: %v", err)
-	}
-	args := searchArgs{Query: json.RawMessage(`"needle"`), Limit: json.RawMessage(`5`)}
-	fds := openFDs(t)
-	p, err := r.searchText(context.Background(), args)
-	if err != nil || p.next == nil {
-		t.Fatalf("first page: %v", err)
-	}
-	time.Sleep(100 * time.Millisecond) // the next page scans what it may
-	if held, most := openFDs(t)-fds, nextPageEarlyFiles+confine.BatchSize; held > most {
-		t.Fatalf("a next page not asked for holds %d descriptors, want at most %d", held, most)
-	}
-	args.Cursor, _ = json.Marshal(*p.next)
-	taken := false
-	nextPageDone = func(ok bool) { taken = ok }
-	defer func() { nextPageDone = nil }()
-	p, err = r.searchText(context.Background(), args)
-	if err != nil || len(p.fitter.items) != 5 || !taken {
-		t.Fatalf("second page: %v, %d items, taken over %v; want 5 items from a page taken over", err, len(p.fitter.items), taken)
-	}
-}
-
 // TestNextPageReadAfterAsked: a file of a next page opened before the
 // page is asked for but read after (the group opened past
 // nextPageEarlyFiles) is checked by the read's own identity check, during
@@ -354,16 +319,28 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 			var armed atomic.Bool
 			var hookErr error
 			hooked := false
+			taken, again := false, -1
+			opts := []paging.Option{
+				paging.OnTakeOver(func(ok bool) {
+					if armed.Load() {
+						taken = ok
+					}
+				}),
+				paging.OnPageEnd(func(_, ag int) {
+					if armed.Load() {
+						again = ag
+					}
+				}),
+			}
 			if tt.betweenOpenAndRead {
-				hook := func(path string) {
+				opts = append(opts, paging.OnReadAhead(func(path string) {
 					if path == target && armed.Load() && !hooked {
 						hooked = true
 						hookErr = writeThroughMapping(filepath.Join(dir, target))
 					}
-				}
-				aheadRead.Store(&hook)
-				defer aheadRead.Store(nil)
+				}))
 			}
+			usePages(r, opts...)
 			args := searchArgs{Query: json.RawMessage(`"needle"`)}
 			p, err := r.searchText(context.Background(), args)
 			if err != nil || p.next == nil || len(p.fitter.items) != 0 {
@@ -375,10 +352,6 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 			}
 			armed.Store(true)
 			args.Cursor, _ = json.Marshal(*p.next)
-			taken, again := false, -1
-			nextPageDone = func(ok bool) { taken = ok }
-			aheadDone = func(_, ag int) { again = ag }
-			defer func() { nextPageDone, aheadDone = nil, nil }()
 			p, err = r.searchText(context.Background(), args)
 			if !taken {
 				t.Fatal("the second page did not take its next page over")

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsmcp/fsmcp/worker/paging"
 )
 
 // toolError is a failure reported to the caller as a tool error: short,
@@ -140,6 +142,15 @@ func (f *fitter) add(b, hashed []byte) bool {
 	f.digest.Write(hashed)
 	return true
 }
+
+// Add is add for an item of a search_text page (paging.Result).
+func (f *fitter) Add(it paging.Item) bool { return f.add(it.JSON, it.Hashed) }
+
+// Len is the number of items on the page.
+func (f *fitter) Len() int { return len(f.items) }
+
+// Room is what more items may cost (itemCost) under the ceiling.
+func (f *fitter) Room() int { return f.ceiling - f.used }
 
 // hash is the page's content_hash: the digest of what the items added.
 func (f *fitter) hash() string { return hashString(f.digest) }

@@ -313,3 +313,24 @@ func appendIdentity(b []byte, id confine.Identity) []byte {
 	}
 	return b
 }
+
+// errChangedWhileReading is the answer when a file changed while a call
+// read or hashed it.
+var errChangedWhileReading = toolErrorf("filesystem changed while reading")
+
+// identified is an open file that can tell its identity now, as a
+// *confine.Reader does.
+type identified interface {
+	Identity() (confine.Identity, error)
+}
+
+// changedSince is errChangedWhileReading when the open file f no longer has
+// the identity id it was opened with (or cannot be stat'ed), else nil.
+// Checked after reading, it turns a concurrent change into a refusal
+// instead of a torn answer.
+func changedSince(f identified, id confine.Identity) error {
+	if after, err := f.Identity(); err != nil || after != id {
+		return errChangedWhileReading
+	}
+	return nil
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/fsmcp/fsmcp/internal/toolset"
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
+	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/textscan"
 )
 
@@ -32,29 +33,20 @@ type textCursor struct {
 	State     string `json:"s"`
 }
 
-func (t *textCursor) position() textscan.Position {
-	return textscan.Position{Offset: t.Offset, Line: t.Line, LineStart: t.LineStart, Skip: t.Skip}
+// place is where in the scope t resumes.
+func (t *textCursor) place() paging.Position {
+	return paging.Position{File: t.File, At: textscan.Position{Offset: t.Offset, Line: t.Line, LineStart: t.LineStart, Skip: t.Skip}}
 }
 
-func (t *textCursor) moveTo(p textscan.Position) {
-	t.Offset, t.Line, t.LineStart, t.Skip = p.Offset, p.Line, p.LineStart, p.Skip
+// textCursorAt is the cursor of the page that starts at p in a scope
+// whose state is state.
+func textCursorAt(p paging.Position, state string) textCursor {
+	return textCursor{File: p.File, Offset: p.At.Offset, Line: p.At.Line, LineStart: p.At.LineStart, Skip: p.At.Skip, State: state}
 }
 
-// past moves t past a file's outcome res: to the next file's start when
-// res read the file to its end, else to where res stopped.
-func (t *textCursor) past(res *fileScan) {
-	if res.done {
-		*t = textCursor{File: t.File + 1}
-	} else {
-		t.moveTo(res.next)
-	}
-}
-
-type scopedFile struct {
-	path string
-	id   confine.Identity
-}
-
+// searchText answers one search_text page: its scope's files from the
+// cursor's place (or the first) through the paging engine, and a cursor
+// where the scope goes on, to which the engine hands its scan ahead on.
 func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error) {
 	c, err := checkSearch(toolset.SearchText, a)
 	if err != nil {
@@ -73,24 +65,66 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	if err != nil {
 		return nil, err
 	}
-	p := r.startTextPage(ctx, s, scope, a.Cursor)
-	defer p.end()
-	if err := p.scan(ctx); err != nil {
+	req := paging.Request{Matcher: s.m, Limit: s.limit, Files: scope.files, Kept: scope.kept, From: scope.pos.place()}
+	if resumed != nil {
+		req.Token, _, _ = cursorArg(a.Cursor)
+	}
+	p := r.pages.Start(ctx, req)
+	defer p.End()
+	fit := newFitter(r.lim.MaxResultBytes)
+	if err := p.Fill(fit); err != nil {
+		return nil, searchFailure(err, resumed != nil)
+	}
+	next, more := p.Next()
+	if !more {
+		return &pageResult{fitter: fit}, nil
+	}
+	tok, err := r.codec.Encode(s.cur, textCursorAt(next, scope.state))
+	if err != nil {
 		return nil, err
 	}
-	return p.finish()
+	p.HandOn(tok)
+	return &pageResult{fitter: fit, next: &tok}, nil
+}
+
+// searchFailure is the tool error for the paging engine's err. A file
+// that is not the one the scope's inventory holds means, under a cursor,
+// that the state it binds moved; otherwise it changed during this call.
+func searchFailure(err error, resumed bool) error {
+	var re *paging.ReadError
+	switch {
+	case errors.Is(err, paging.ErrMoved) && resumed:
+		return toolErrorf("%v", cursor.ErrChanged)
+	case errors.Is(err, paging.ErrMoved), errors.Is(err, paging.ErrChanged):
+		return errChangedWhileReading
+	case errors.Is(err, paging.ErrItemTooLarge):
+		return toolErrorf("one result item exceeds the result ceiling")
+	case errors.As(err, &re):
+		return toolErrorf("cannot read %q", re.Path)
+	}
+	return err
 }
 
 // textScope is what a text-search page works through: the scope's files in
-// path order, the state a cursor binds, the kept inventory they came from
-// (nil for a single file), and where the page starts.
+// path order, the state a cursor binds, the inventory they came from as
+// the engine asks whether it is still kept (nil for a single file), and
+// where the page starts.
 type textScope struct {
-	files   []scopedFile
-	state   string
-	inv     *inventory
-	pos     textCursor
-	resumed bool // the page continues from a cursor
+	files []paging.File
+	state string
+	kept  paging.Kept
+	pos   textCursor
 }
+
+// keptScope is the inventory of the scope dir as the paging engine sees
+// it: current while the root's inventories keep it for dir.
+type keptScope struct {
+	c   *inventories
+	dir string
+	inv *inventory
+}
+
+func (k keptScope) Current() bool { return k.c.isKept(k.dir, k.inv) }
 
 // textScopeOf is s's scope as a page resumed from resumed (nil: the first
 // page) finds it. Every page binds the state of the whole scope. An
@@ -100,16 +134,16 @@ type textScope struct {
 // Deterministic cursors bind contents, whose digests are looked up (or
 // hashed again) each page.
 func (r *Root) textScopeOf(s *search, resumed *textCursor) (*textScope, error) {
-	t := &textScope{resumed: resumed != nil}
+	t := &textScope{}
 	switch {
 	case s.file != nil:
-		t.files = []scopedFile{*s.file}
+		t.files = []paging.File{*s.file}
 	case s.d != nil:
 		inv, err := r.scopeInventory(s, resumed != nil)
 		if err != nil {
 			return nil, err
 		}
-		t.files, t.inv = inv.files, inv
+		t.files, t.kept = inv.files, keptScope{c: r.inv, dir: s.dir, inv: inv}
 		if !r.Deterministic() {
 			t.state = inv.state
 		}
@@ -135,150 +169,15 @@ func (r *Root) textScopeOf(s *search, resumed *textCursor) (*textScope, error) {
 
 // within reports whether t names a place in files: a file of them (or
 // their end) and an offset inside it, after the start of its line.
-func (t *textCursor) within(files []scopedFile) bool {
+func (t *textCursor) within(files []paging.File) bool {
 	if t.File < 0 || t.File > len(files) || t.Offset < 0 || t.Line < 0 || t.LineStart < 0 || t.LineStart > t.Offset {
 		return false
 	}
-	return t.File == len(files) || t.Offset <= files[t.File].id.Size
-}
-
-// textPage is one search_text page under way: its items so far, its
-// scanner, and the files scanned ahead for it (taken over from the page
-// before, or started for it).
-type textPage struct {
-	r        *Root
-	s        *search
-	scope    *textScope
-	fit      *fitter
-	sc       *textscan.Scanner
-	ahead    *scanAhead // nil: the page scans each file itself
-	guards   *pageGuards
-	handedOn bool // ahead and guards went on to the next page
-}
-
-// startTextPage starts the page at scope.pos: it takes over the scan the
-// page before handed on for the cursor arg, or starts scanning ahead.
-func (r *Root) startTextPage(ctx context.Context, s *search, scope *textScope, arg json.RawMessage) *textPage {
-	p := &textPage{r: r, s: s, scope: scope, fit: newFitter(r.lim.MaxResultBytes), sc: textscan.NewScanner(s.m)}
-	p.sc.SetContext(ctx)
-	if scope.resumed {
-		tok, _, _ := cursorArg(arg)
-		p.ahead, p.guards = r.takeNextPage(ctx, tok, scope.inv, s.limit)
-	}
-	if p.ahead == nil {
-		p.guards = &pageGuards{sg: r.dir.NewScanGuard()}
-		p.ahead = r.startAhead(ctx, s, scope.files, scope.pos.File, scope.pos.position(), p.guards)
-	}
-	return p
-}
-
-// end stops what the page scans ahead (unless it went on to the next
-// page) before its guards close, and releases its scanner.
-func (p *textPage) end() {
-	if !p.handedOn {
-		p.ahead.stop()
-		p.guards.close()
-	}
-	p.sc.Release()
-}
-
-// scan adds the matches of the files from the page's position on, until
-// its byte budget is spent, a match does not fit, or the scope ends.
-func (p *textPage) scan(ctx context.Context) error {
-	budget := p.r.lim.MaxScanBytes
-	maxTermLen := int64(p.s.m.MaxTermLen())
-	pos := &p.scope.pos
-	for pos.File < len(p.scope.files) && budget >= maxTermLen {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		res := p.scanNext(budget)
-		if err := p.failure(res); err != nil {
-			return err
-		}
-		budget -= res.scanned
-		if res.stopped && len(p.fit.items) == 0 {
-			return toolErrorf("one result item exceeds the result ceiling")
-		}
-		pos.past(res)
-		if res.stopped {
-			break // the match that did not fit starts the next page
-		}
-	}
-	return nil
-}
-
-// scanNext is the outcome of the file at the page's position with budget
-// left, its matches added to the page: the one scanned ahead where the
-// page takes it as it is, else the file scanned here, stopping at the
-// first match that does not fit.
-func (p *textPage) scanNext(budget int64) *fileScan {
-	pos := p.scope.pos
-	sf := p.scope.files[pos.File]
-	here := func() *fileScan {
-		res := p.r.scanFile(p.sc, p.guards, sf, pos.position(), budget, func(mt textscan.Match) bool {
-			if len(p.fit.items) >= p.s.limit {
-				return false
-			}
-			it := textMatchOf(sf.path, mt)
-			return p.fit.add(it.b, it.hashed)
-		})
-		return &res
-	}
-	res := p.ahead.takeAt(p.sc, pos, budget)
-	switch {
-	case res == nil:
-		return here()
-	case res.pending.Check():
-		return &fileScan{err: errChangedWhileReading}
-	case res.again || res.err == nil && !p.ahead.takesAsIs(res, p.fit):
-		// Written while it was read ahead, or its matches do not all
-		// fit: scanned again here, as the page would have.
-		p.ahead.again++
-		return here()
-	case res.err == nil:
-		for _, it := range res.items {
-			p.fit.add(it.b, it.hashed)
-		}
-		p.ahead.taken++
-	}
-	return res
-}
-
-// failure is the error that ends the page for the outcome res, or nil. A
-// file that is not the one the scope's inventory holds means, under a
-// cursor, that the state it binds moved; otherwise it changed during this
-// call.
-func (p *textPage) failure(res *fileScan) error {
-	if !errors.Is(res.err, errMoved) {
-		return res.err
-	}
-	if p.scope.resumed {
-		return toolErrorf("%v", cursor.ErrChanged)
-	}
-	return errChangedWhileReading
-}
-
-// finish renders the page, with a cursor where the scope goes on; the
-// scan ahead goes on to the page after that cursor, or one starts for it.
-func (p *textPage) finish() (*pageResult, error) {
-	pos := p.scope.pos
-	if pos.File >= len(p.scope.files) {
-		return &pageResult{fitter: p.fit}, nil
-	}
-	pos.State = p.scope.state
-	tok, err := p.r.codec.Encode(p.s.cur, pos)
-	if err != nil {
-		return nil, err
-	}
-	if p.handedOn = p.r.carryNextPage(p.s, p.scope.inv, tok, pos, p.ahead, p.guards); !p.handedOn {
-		p.r.startNextPage(p.s, p.scope.inv, tok, pos)
-	}
-	return &pageResult{fitter: p.fit, next: &tok}, nil
+	return t.File == len(files) || t.Offset <= files[t.File].ID.Size
 }
 
 // textMatchOf is the page item of a match in the file at path.
-func textMatchOf(path string, mt textscan.Match) textMatch {
+func textMatchOf(path string, mt textscan.Match) paging.Item {
 	b, _ := json.Marshal(textItem{Path: path, Line: mt.Line, Text: mt.Text})
 	hashed := make([]byte, 0, len(path)+len(mt.Text)+24)
 	hashed = append(hashed, path...)
@@ -287,133 +186,13 @@ func textMatchOf(path string, mt textscan.Match) textMatch {
 	hashed = append(hashed, 0)
 	hashed = append(hashed, mt.Text...)
 	hashed = append(hashed, '\n')
-	return textMatch{b: b, hashed: hashed}
-}
-
-// scanFile scans one file from pos within budget, calling emit for each
-// match; see fileScan. guards watches the file for writes while it is
-// scanned.
-func (r *Root) scanFile(sc *textscan.Scanner, guards *pageGuards, sf scopedFile, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
-	f, id, err := r.dir.OpenReader(sf.path)
-	return scanOpened(sc, guards, fileJob{sf: sf, op: confine.Opened{R: f, ID: id, Err: err}, from: pos, budget: budget}, emit)
-}
-
-// fileJob is one file to scan: the file as the scope's inventory holds it,
-// its open (or the failure to open it), and from where with what budget.
-//
-// A file scanned ahead of its page has the closer of the page's opens: it
-// is closed through it, and a guard the page shares is only settled, its
-// check left in the outcome (pending) for the page to make when it takes
-// it. A file held is one a run reads before its page is asked for: it is
-// not closed but left in the outcome (held), and its identity is not
-// checked after the read, because the page checks it on the kept
-// descriptor when it takes the outcome (scanAhead.confirm), against the
-// same inventory identity, and a change the check here would find is still
-// there then.
-type fileJob struct {
-	sf     scopedFile
-	op     confine.Opened
-	from   textscan.Position
-	budget int64
-	closer *confine.Closer // scanned ahead; nil: scanned by its page
-	held   bool
-}
-
-// scanOpened scans the file of job, calling emit for each match; see
-// fileJob and fileScan.
-func scanOpened(sc *textscan.Scanner, guards *pageGuards, job fileJob, emit func(textscan.Match) bool) (res fileScan) {
-	f, id, err := job.op.R, job.op.ID, job.op.Err
-	if errors.Is(err, errPageEnded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fileScan{err: err}
-	}
-	if errors.Is(err, confine.ErrPermission) {
-		// A file this process may not open is skipped, as a binary one
-		// is: not an error of the whole search.
-		return fileScan{done: true}
-	}
-	if err != nil || id != job.sf.id {
-		if f != nil {
-			job.closer.Close(f)
-		}
-		return fileScan{err: errMoved}
-	}
-	if job.held {
-		defer func() { res.held = f }()
-	} else {
-		defer job.closer.Close(f)
-	}
-	guard := guards.guard(f, job.sf.path)
-	defer guard.Close()
-	if job.from.Offset == 0 {
-		bin, err := sc.IsBinary(f, id.Size, job.budget)
-		if err != nil {
-			return fileScan{err: readFailure(f, id, job.sf.path)}
-		}
-		if bin {
-			return fileScan{done: true}
-		}
-	}
-	next, scanned, done, stopped, err := sc.Scan(f, id.Size, job.from, job.budget, emit)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fileScan{err: err}
-	}
-	if err != nil {
-		return fileScan{err: readFailure(f, id, job.sf.path)}
-	}
-	var pending *confine.Guard
-	if job.closer != nil && guard.Shared() {
-		guard.Settle()
-		pending = guard
-	} else if guard.Changed() {
-		return fileScan{err: errChangedWhileReading}
-	}
-	if !job.held {
-		if err := changedSince(f, id); err != nil {
-			return fileScan{err: err}
-		}
-	}
-	return fileScan{next: next, scanned: scanned, done: done, stopped: stopped, pending: pending}
-}
-
-// readFailure is the error for a failed read of the open file f: a file
-// changed (say, truncated) since it was opened reads short, and that is the
-// changed-state error, not a read failure.
-func readFailure(f identified, id confine.Identity, path string) error {
-	if err := changedSince(f, id); err != nil {
-		return err
-	}
-	return toolErrorf("cannot read %q", path)
-}
-
-// identified is an open file that can tell its identity now, as a
-// *confine.Reader does.
-type identified interface {
-	Identity() (confine.Identity, error)
-}
-
-// errMoved is scanFile's report that the file at a path is no longer the
-// one the scope's inventory found there.
-var errMoved = errors.New("file moved since the inventory")
-
-// errChangedWhileReading is the answer when a file changed while a call
-// read or hashed it.
-var errChangedWhileReading = toolErrorf("filesystem changed while reading")
-
-// changedSince is errChangedWhileReading when the open file f no longer has
-// the identity id it was opened with (or cannot be stat'ed), else nil.
-// Checked after reading, it turns a concurrent change into a refusal
-// instead of a torn answer.
-func changedSince(f identified, id confine.Identity) error {
-	if after, err := f.Identity(); err != nil || after != id {
-		return errChangedWhileReading
-	}
-	return nil
+	return paging.Item{JSON: b, Hashed: hashed}
 }
 
 // scopeState digests what a text-search cursor binds: every in-scope path
 // with its physical identity by default, or with its size and content
 // digest when cursors are deterministic.
-func (r *Root) scopeState(files []scopedFile) (string, error) {
+func (r *Root) scopeState(files []paging.File) (string, error) {
 	h := sha256.New()
 	var buf []byte
 	b := &hashBudget{left: r.lim.MaxCursorHashBytes}
@@ -423,8 +202,8 @@ func (r *Root) scopeState(files []scopedFile) (string, error) {
 		// caches nothing: retrying it fails the same way.
 		var need int64
 		for _, sf := range files {
-			if _, ok := r.digests.get(sf.id); !ok {
-				need += sf.id.Size
+			if _, ok := r.digests.get(sf.ID); !ok {
+				need += sf.ID.Size
 			}
 		}
 		if need > b.left {
@@ -433,23 +212,23 @@ func (r *Root) scopeState(files []scopedFile) (string, error) {
 	}
 	for _, sf := range files {
 		if !r.Deterministic() {
-			buf = appendIdentity(append(buf[:0], sf.path...), sf.id)
+			buf = appendIdentity(append(buf[:0], sf.Path...), sf.ID)
 			h.Write(buf)
 			continue
 		}
-		d, ok := r.digests.get(sf.id)
+		d, ok := r.digests.get(sf.ID)
 		if !ok {
-			f, id, err := r.dir.OpenReader(sf.path)
+			f, id, err := r.dir.OpenReader(sf.Path)
 			if errors.Is(err, confine.ErrPermission) {
 				// Skipped by the scan; bound as unreadable, so a
 				// change of permission shows as a change.
-				fmt.Fprintf(h, "%s\x00%d\x00unreadable\n", sf.path, sf.id.Size)
+				fmt.Fprintf(h, "%s\x00%d\x00unreadable\n", sf.Path, sf.ID.Size)
 				continue
 			}
 			if err != nil {
 				return "", errChangedWhileReading
 			}
-			if id != sf.id {
+			if id != sf.ID {
 				f.Close()
 				return "", errChangedWhileReading
 			}
@@ -459,7 +238,7 @@ func (r *Root) scopeState(files []scopedFile) (string, error) {
 				return "", err
 			}
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00%s\n", sf.path, sf.id.Size, d)
+		fmt.Fprintf(h, "%s\x00%d\x00%s\n", sf.Path, sf.ID.Size, d)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

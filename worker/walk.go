@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/relpath"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
@@ -332,7 +333,7 @@ func (w *walk) dirServed(d *confine.Dir, path string) (bool, error) {
 type scope struct {
 	dir  string
 	d    *confine.Dir
-	file *scopedFile
+	file *paging.File
 }
 
 func (s *scope) close() {
@@ -395,7 +396,7 @@ func (w *walk) openScope(dir string, fileOK bool) (scope, error) {
 // scopeFile reports whether path, which the selector serves, is a regular
 // file within the size cap, and if so its identity. It is opened under its
 // exact spelling, refusing links anywhere on the way.
-func (w *walk) scopeFile(path string) (*scopedFile, bool) {
+func (w *walk) scopeFile(path string) (*paging.File, bool) {
 	f, id, err := w.r.dir.OpenFile(path)
 	if err != nil {
 		return nil, false
@@ -404,5 +405,5 @@ func (w *walk) scopeFile(path string) (*scopedFile, bool) {
 	if w.r.lim.MaxFileBytes > 0 && id.Size > w.r.lim.MaxFileBytes {
 		return nil, false
 	}
-	return &scopedFile{path: path, id: id}, true
+	return &paging.File{Path: path, ID: id}, true
 }

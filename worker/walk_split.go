@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/procs"
 	"github.com/fsmcp/fsmcp/worker/relpath"
 )
@@ -74,7 +75,7 @@ type walkJob struct {
 // inventoryFile returns the fn of eachFile that appends to files the
 // served files w finds, each with its identity: a file with more than one
 // link is watched, then stat'ed again (see walkScope).
-func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, name string, st *confine.Identity) error {
+func (w *walk) inventoryFile(files *[]paging.File) func(d *confine.Dir, path, name string, st *confine.Identity) error {
 	return func(d *confine.Dir, path, name string, st *confine.Identity) error {
 		if err := w.ctx.Err(); err != nil {
 			return err
@@ -100,7 +101,7 @@ func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, nam
 			}
 			have = false // stat'ed before its own watch: stat again
 		}
-		*files = append(*files, scopedFile{path, id})
+		*files = append(*files, paging.File{Path: path, ID: id})
 		return nil
 	}
 }
@@ -108,7 +109,7 @@ func (w *walk) inventoryFile(files *[]scopedFile) func(d *confine.Dir, path, nam
 // inventory returns every served file below the directory d at dir in
 // path order, with its identity: a split walk, or after any failure of
 // one, a sequential walk from the counts it started with.
-func (w *walk) inventory(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, error) {
+func (w *walk) inventory(d *confine.Dir, dir string, sp walkSplit) ([]paging.File, error) {
 	files0, dirs0, entries0 := w.n.files.Load(), w.n.dirs.Load(), w.n.entries.Load()
 	files, _, err := w.split(d, dir, sp)
 	if err == nil {
@@ -125,7 +126,7 @@ func (w *walk) inventory(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile
 // split is the split walk of inventory; it reports whether a second
 // goroutine took part. When it returns, every goroutine it started has
 // ended, and w.watch is what is left of the shared set.
-func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bool, error) {
+func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]paging.File, bool, error) {
 	ctx, cancel := context.WithCancel(w.ctx)
 	defer cancel()
 	shared := &sharedWatch{set: w.watch}
@@ -141,7 +142,7 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]scopedFile, bo
 	if err != nil {
 		return nil, false, err
 	}
-	out := make([][]scopedFile, len(jobs))
+	out := make([][]paging.File, len(jobs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var secondErr error
@@ -190,13 +191,13 @@ const joinSplitAt = 16384
 // inventory's 7 MB took 50-80 ms to copy on one goroutine), so when the
 // walk ran on two goroutines and the files are many, a second goroutine
 // copies the second half of the jobs meanwhile.
-func joinJobs(out [][]scopedFile, two bool) []scopedFile {
+func joinJobs(out [][]paging.File, two bool) []paging.File {
 	n := 0
 	for _, o := range out {
 		n += len(o)
 	}
-	files := make([]scopedFile, n)
-	copyJobs := func(jobs [][]scopedFile, at int) {
+	files := make([]paging.File, n)
+	copyJobs := func(jobs [][]paging.File, at int) {
 		for _, o := range jobs {
 			at += copy(files[at:], o)
 		}
@@ -288,7 +289,7 @@ func (w *walk) expand(d *confine.Dir, dir string, opened *[]*confine.Dir) ([]wal
 // runJobs does the jobs not yet taken (next is the first), one after the
 // other, until none is left or one fails, putting each job's files in its
 // slot of out; between two jobs it calls between, if not nil.
-func (w *walk) runJobs(jobs []walkJob, out [][]scopedFile, next *atomic.Int64, between func()) error {
+func (w *walk) runJobs(jobs []walkJob, out [][]paging.File, next *atomic.Int64, between func()) error {
 	for {
 		i := int(next.Add(1) - 1)
 		if i >= len(jobs) {
@@ -304,7 +305,7 @@ func (w *walk) runJobs(jobs []walkJob, out [][]scopedFile, next *atomic.Int64, b
 }
 
 // runJob walks one job as eachFile would, appending its files to files.
-func (w *walk) runJob(j walkJob, files *[]scopedFile) error {
+func (w *walk) runJob(j walkJob, files *[]paging.File) error {
 	fn := w.inventoryFile(files)
 	if j.open != nil {
 		return w.eachFile(j.open, j.dir, fn)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
@@ -106,7 +107,7 @@ func (tr splitTree) make(t *testing.T) string {
 // splitResult is what one walk gave: its files, error, the counts it
 // charged, its watches, and whether it kept watching.
 type splitResult struct {
-	files                 []scopedFile
+	files                 []paging.File
 	err                   error
 	nfiles, dirs, entries int64
 	watches               int
@@ -141,10 +142,10 @@ func walkOnce(t *testing.T, r *Root, scope string, split bool, budget int) split
 	return res
 }
 
-func paths(fs []scopedFile) []string {
+func paths(fs []paging.File) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
-		out[i] = f.path
+		out[i] = f.Path
 	}
 	return out
 }
@@ -202,12 +203,12 @@ func TestSplitWalk(t *testing.T) {
 // TestJoinJobs: joinJobs's concatenation is the jobs' files in order,
 // whether it copies on one goroutine or two, however the jobs' sizes fall.
 func TestJoinJobs(t *testing.T) {
-	jobs := func(sizes ...int) [][]scopedFile {
-		out := make([][]scopedFile, len(sizes))
+	jobs := func(sizes ...int) [][]paging.File {
+		out := make([][]paging.File, len(sizes))
 		k := 0
 		for j, n := range sizes {
 			for range n {
-				out[j] = append(out[j], scopedFile{path: fmt.Sprint(k)})
+				out[j] = append(out[j], paging.File{Path: fmt.Sprint(k)})
 				k++
 			}
 		}
@@ -237,8 +238,8 @@ func TestJoinJobs(t *testing.T) {
 					t.Fatalf("joinJobs gave %d files, want %d", len(got), want)
 				}
 				for i, sf := range got {
-					if sf.path != fmt.Sprint(i) {
-						t.Fatalf("file %d is %q", i, sf.path)
+					if sf.Path != fmt.Sprint(i) {
+						t.Fatalf("file %d is %q", i, sf.Path)
 					}
 				}
 			})
@@ -268,7 +269,7 @@ func TestSplitWalkLimits(t *testing.T) {
 			}
 			depth := int64(0)
 			for _, f := range full.files {
-				depth = max(depth, int64(strings.Count(f.path, "/")))
+				depth = max(depth, int64(strings.Count(f.Path, "/")))
 			}
 			for _, tc := range []struct {
 				name  string
@@ -378,7 +379,7 @@ func TestSplitWalkCancelled(t *testing.T) {
 				charged = w.n.files.Load()
 			}
 		}}
-		var files []scopedFile
+		var files []paging.File
 		if whole {
 			files, err = w.inventory(sc.d, sc.dir, sp)
 		} else {
@@ -471,7 +472,7 @@ func BenchmarkSplitWalk(b *testing.B) {
 		}
 		set := watch.New(maxWatches)
 		w.watch = set
-		var got []scopedFile
+		var got []paging.File
 		switch how {
 		case split:
 			got, err = w.inventory(sc.d, sc.dir, walkSplit{after: splitAfter})

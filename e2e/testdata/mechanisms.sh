@@ -40,8 +40,8 @@ variant() {
 # same is this build again: its <name>-x-fsmcp spread is the noise floor.
 variant same
 # Each other variant takes one mechanism out where it is switched on.
-variant noahead worker/scan_ahead.go 's/var aheadMaxWorkers = 4/var aheadMaxWorkers = 1/'
-variant nonext worker/next_page.go 's/(func \(r \*Root\) startNextPage\([^\n]*\{\n)/$1\tif true {\n\t\treturn\n\t}\n/; s/(func \(r \*Root\) carryNextPage\([^\n]*\{\n)/$1\tif true {\n\t\treturn false\n\t}\n/'
+variant noahead worker/paging/engine.go 's/workers: 4,/workers: 1,/'
+variant nonext worker/paging/next_page.go 's/(func \(e \*Engine\) startNextPage\([^\n]*\{\n)/$1\tif true {\n\t\treturn\n\t}\n/; s/(func \(e \*Engine\) carryNextPage\([^\n]*\{\n)/$1\tif true {\n\t\treturn false\n\t}\n/'
 variant noinv worker/inventory.go 's/case s\.w\.watch != nil:/case false:/; s/if c\.watchScope\(r, s\) &&/if false \&\& c.watchScope(r, s) \&\&/'
 variant nouring worker/confine/rings.go 's/(func \(p \*ringPool\) get\(\) \*uring\.Ring \{\n\tp\.mu\.Lock\(\)\n\tdefer p\.mu\.Unlock\(\)\n\tif )p\.off/$1true/'
 variant nonbio internal/nbio/nbio.go 's/(func Writer\(f \*os\.File\) io\.WriteCloser \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/; s/(func Reader\(f \*os\.File\) io\.ReadCloser \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/' \

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/paging"
 )
 
 // pageRecord is one search_text page as a client sees it.
@@ -48,6 +47,13 @@ func followPages(t *testing.T, r *Root, args searchArgs) []pageRecord {
 	}
 	t.Fatal("no end after 10000 pages")
 	return nil
+}
+
+// usePages gives r a paging engine built with opts, closing the one it
+// had (and so dropping any next page it kept).
+func usePages(r *Root, opts ...paging.Option) {
+	r.pages.Close()
+	r.pages = r.newPages(opts...)
 }
 
 // TestScanAheadSamePages pages through trees whose pages end inside files,
@@ -173,24 +179,28 @@ func TestScanAheadSamePages(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			defer func(n int) { aheadMaxWorkers = n }(aheadMaxWorkers)
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-			aheadMaxWorkers = 1
+			usePages(r, paging.Workers(1))
 			want := followPages(t, r, args)
 			taken, again, nextTaken := 0, 0, 0
-			aheadDone = func(tk, ag int) { taken += tk; again += ag }
-			nextPageDone = func(ok bool) {
-				if ok {
-					nextTaken++
-				}
-			}
-			defer func() { aheadDone, nextPageDone = nil, nil }()
-			aheadMaxWorkers = 2
+			counting := true // pages' outcomes, while paging the second time
+			usePages(r, paging.Workers(2),
+				paging.OnPageEnd(func(tk, ag int) {
+					if counting {
+						taken += tk
+						again += ag
+					}
+				}),
+				paging.OnTakeOver(func(ok bool) {
+					if ok {
+						nextTaken++
+					}
+				}))
 			got := followPages(t, r, args)
 			// Paging again leaves no descriptor open: every file opened
 			// ahead is closed, taken or not, even by a goroutine still
 			// scanning after its page ended.
-			aheadDone = nil
+			counting = false
 			fds := openFDs(t)
 			followPages(t, r, args)
 			for deadline := time.Now().Add(5 * time.Second); openFDs(t) > fds; time.Sleep(10 * time.Millisecond) {
@@ -237,135 +247,4 @@ func openFDs(t *testing.T) int {
 		}
 	}
 	return n
-}
-
-// The page's goroutine waits for each slot in turn while scanners mark
-// them ready in any order: no wake-up is lost (a lost one hangs the test)
-// and each outcome is seen as its scanner wrote it.
-func TestWaitReady(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		order func(n int) []int
-	}{
-		{"in order", func(n int) []int {
-			k := make([]int, n)
-			for i := range k {
-				k[i] = i
-			}
-			return k
-		}},
-		{"reversed", func(n int) []int {
-			k := make([]int, n)
-			for i := range k {
-				k[i] = n - 1 - i
-			}
-			return k
-		}},
-		{"interleaved", func(n int) []int {
-			var k []int
-			for i := 1; i < n; i += 2 {
-				k = append(k, i)
-			}
-			for i := 0; i < n; i += 2 {
-				k = append(k, i)
-			}
-			return k
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			const n = 2000
-			a := &scanAhead{ctx: context.Background(), slots: make([]aheadSlot, n), wake: make(chan struct{}, 1)}
-			order := tc.order(n)
-			// Two scanners, each marking every other slot of the order.
-			for w := range 2 {
-				go func() {
-					for i := w; i < n; i += 2 {
-						k := order[i]
-						a.slots[k].res.scanned = int64(k) + 1
-						if k%7 == 0 {
-							runtime.Gosched()
-						}
-						a.markReady(&a.slots[k])
-					}
-				}()
-			}
-			for k := range n {
-				if !a.waitReady(&a.slots[k]) {
-					t.Fatalf("slot %d: not ready", k)
-				}
-				if got := a.slots[k].res.scanned; got != int64(k)+1 {
-					t.Fatalf("slot %d: outcome %d, want %d", k, got, k+1)
-				}
-			}
-		})
-	}
-}
-
-// TestWaitReadyEnds: a wait for a slot no goroutine scans ends when the
-// scan's context does, and reports that the slot is not ready.
-func TestWaitReadyEnds(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	a := &scanAhead{ctx: ctx, slots: make([]aheadSlot, 1), wake: make(chan struct{}, 1)}
-	time.AfterFunc(20*time.Millisecond, cancel)
-	if a.waitReady(&a.slots[0]) {
-		t.Fatal("waitReady reported a slot ready that no one scanned")
-	}
-}
-
-// aheadBudgetsByAppend is aheadBudgets as it was first written, growing
-// its plan file by file: the plan made at once must be the same.
-func aheadBudgetsByAppend(files []scopedFile, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
-	if first >= len(files) || budget < int64(maxTermLen) {
-		return nil
-	}
-	from := pos.ReadsFrom(maxTermLen)
-	plan := []int64{budget}
-	left := budget - min(budget, max(0, files[first].id.Size-from))
-	for _, sf := range files[first+1:] {
-		if left < int64(maxTermLen) {
-			break
-		}
-		plan = append(plan, left)
-		if left < sf.id.Size {
-			break
-		}
-		left -= sf.id.Size
-	}
-	return plan
-}
-
-func TestAheadBudgets(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range []struct {
-		name            string
-		files           int
-		maxSize, budget int64
-		maxTermLen      int
-	}{
-		{"small files, big budget", 200, 2048, 1 << 20, 8},
-		{"budget ends inside a file", 50, 100_000, 300_000, 8},
-		{"empty files", 40, 1, 4096, 16},
-		{"long terms", 100, 5000, 60_000, 4096},
-		{"budget below a term", 10, 100, 10, 16},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for range 50 {
-				files := make([]scopedFile, tc.files)
-				for i := range files {
-					files[i].id.Size = rng.Int64N(tc.maxSize)
-				}
-				first := rng.IntN(tc.files)
-				pos := textscan.Position{Offset: rng.Int64N(tc.maxSize), LineStart: rng.Int64N(tc.maxSize), Skip: rng.IntN(2) == 0}
-				want := aheadBudgetsByAppend(files, first, pos, tc.budget, tc.maxTermLen)
-				got := aheadBudgets(files, first, pos, tc.budget, tc.maxTermLen)
-				if !slices.Equal(got, want) {
-					i := 0
-					for i < min(len(got), len(want)) && got[i] == want[i] {
-						i++
-					}
-					t.Fatalf("first %d, pos %+v: a plan of %d files, want %d; they differ from file %d on", first, pos, len(got), len(want), i)
-				}
-			}
-		})
-	}
 }

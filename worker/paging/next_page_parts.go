@@ -1,4 +1,4 @@
-package worker
+package paging
 
 import (
 	"context"
@@ -61,7 +61,7 @@ type gate struct {
 func (a *scanAhead) startRun() {
 	a.planned = make([]int64, len(a.slots)+1)
 	for k := range a.slots {
-		a.planned[k+1] = a.planned[k] + a.files[a.first+k].id.Size
+		a.planned[k+1] = a.planned[k] + a.files[a.first+k].ID.Size
 	}
 	a.window.Store(1)
 	// A group is opened ahead once the one before it may be claimed: the
@@ -69,7 +69,7 @@ func (a *scanAhead) startRun() {
 	a.opens.mayOpen = func(g int) bool { return g == 0 || a.claimable(int64((g-1)*confine.BatchSize)) }
 	a.opens.askedGen = a.askedGen
 	a.opens.openGen = make([]int64, len(a.opens.groups))
-	a.planPage(textCursor{File: a.first}, a.pos)
+	a.planPage(Position{File: a.first}, a.pos)
 }
 
 // claimable reports whether slot k may be claimed now: for a run, one
@@ -89,7 +89,7 @@ func (a *scanAhead) claimable(k int64) bool {
 		return false
 	}
 	// Bytes planned from base to k, within w pages' budget.
-	return k < base || a.planned[k]-a.planned[base] < w*a.r.lim.MaxScanBytes
+	return k < base || a.planned[k]-a.planned[base] < w*a.e.cfg.ScanBytes
 }
 
 // takenOver records that the page the run was handed on to (or starts
@@ -103,11 +103,11 @@ func (a *scanAhead) takenOver() {
 
 // carried widens a run's window as its page hands it on, and plans the
 // page after, which starts at pos and is not asked for yet.
-func (a *scanAhead) carried(pos textCursor) {
+func (a *scanAhead) carried(pos Position) {
 	a.asked.Store(false)
 	a.window.Store(min(2*a.window.Load(), runMaxWindow))
 	a.dropParts()
-	a.planPage(pos, pos.position())
+	a.planPage(pos, pos.At)
 	a.gate.kick()
 }
 
@@ -130,10 +130,10 @@ func (a *scanAhead) holds(k int) (hold bool, gen int64) {
 	return hold, gen
 }
 
-// planPage plans the page that starts at pos (from is pos.position()):
-// the gate's start and end, and the head (unless the run's slot 0 is that
+// planPage plans the page that starts in file pos.File at from: the
+// gate's start and end, and the head (unless the run's slot 0 is that
 // scan) and tail.
-func (a *scanAhead) planPage(pos textCursor, from textscan.Position) {
+func (a *scanAhead) planPage(pos Position, from textscan.Position) {
 	end := a.first + len(a.slots)
 	i := pos.File
 	a.gate.start.Store(int64(i - a.first))
@@ -141,15 +141,15 @@ func (a *scanAhead) planPage(pos textCursor, from textscan.Position) {
 	if i >= end {
 		return
 	}
-	budget := a.r.lim.MaxScanBytes
-	if (from != textscan.Position{} || a.files[i].id.Size > budget) && (i != a.first || from != a.pos) {
+	budget := a.e.cfg.ScanBytes
+	if (from != textscan.Position{} || a.files[i].ID.Size > budget) && (i != a.first || from != a.pos) {
 		a.head.Store(&part{file: i, from: from, s: aheadSlot{budget: budget}})
 	}
 	// The page's plan, as a page scanning ahead from pos makes it: its
 	// last file is the tail when the budget ends inside it.
 	plan := aheadBudgets(a.files[:end], i, from, budget, int(a.maxTermLen))
 	last := i + max(len(plan), 1) - 1
-	if len(plan) > 1 && plan[len(plan)-1] < a.files[last].id.Size {
+	if len(plan) > 1 && plan[len(plan)-1] < a.files[last].ID.Size {
 		a.tail.Store(&part{file: last, s: aheadSlot{budget: plan[len(plan)-1]}})
 		last-- // the page ends inside the tail
 	}
@@ -157,12 +157,12 @@ func (a *scanAhead) planPage(pos textCursor, from textscan.Position) {
 }
 
 // partAt returns the part the page at pos with budget left takes, or nil.
-func (a *scanAhead) partAt(pos textCursor, budget int64) *part {
+func (a *scanAhead) partAt(pos Position, budget int64) *part {
 	if !a.run {
 		return nil
 	}
 	for _, p := range [...]*part{a.head.Load(), a.tail.Load()} {
-		if p != nil && p.file == pos.File && p.from == pos.position() && p.s.budget == budget && !p.s.left.Load() {
+		if p != nil && p.file == pos.File && p.from == pos.At && p.s.budget == budget && !p.s.left.Load() {
 			return p
 		}
 	}
@@ -206,7 +206,7 @@ func (a *scanAhead) scanPart(sc *textscan.Scanner, p *part) {
 	if !p.s.left.Load() {
 		p.s.kept, p.s.gen = a.holds(-1)
 		p.s.openGen = a.askedGen()
-		f, id, err := a.r.dir.OpenReader(a.files[p.file].path)
+		f, id, err := a.e.dir.OpenReader(a.files[p.file].Path)
 		a.scanInto(sc, &p.s, p.file, confine.Opened{R: f, ID: id, Err: err}, p.from)
 	}
 	a.markReady(&p.s)

@@ -1,4 +1,4 @@
-package worker
+package paging
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 // then.
 type pageOpens struct {
 	ctx    context.Context // the page's (or run's): take waits no longer
-	r      *Root
-	files  []scopedFile // the page's planned files, first to last
+	dir    *confine.Root
+	files  []File // the page's planned files, first to last
 	groups []groupOpen
 	out    []confine.Opened
 	// closer closes the page's files a batch at a time, the last ones
@@ -40,6 +40,8 @@ type pageOpens struct {
 	// starts (openedIn).
 	askedGen func() int64
 	openGen  []int64 // per group, with askedGen
+	// opening, if set (OnGroupOpen), is called as a group's open begins.
+	opening func(g int)
 }
 
 // openAheadGroups is how many groups past a file's own take may open.
@@ -48,18 +50,17 @@ type pageOpens struct {
 // (docs/design.md, "Opening a page's files in batches (io_uring)").
 const openAheadGroups = 2
 
-// groupOpening, when set (tests), is called as group g's open begins.
-var groupOpening func(g int)
-
 // errPageEnded is take's answer once the page has ended.
 var errPageEnded = errors.New("the page has ended")
 
-func newPageOpens(ctx context.Context, r *Root, files []scopedFile) *pageOpens {
+// newPageOpens opens files beneath dir for a page whose context is ctx;
+// opening, if not nil, is called as each group's open begins.
+func newPageOpens(ctx context.Context, dir *confine.Root, files []File, opening func(g int)) *pageOpens {
 	n := len(files)
 	groups := (n + confine.BatchSize - 1) / confine.BatchSize
 	return &pageOpens{
-		ctx: ctx, r: r, files: files, groups: newGroupOpens(groups), out: make([]confine.Opened, n),
-		taken: make([]bool, n), opened: make([]bool, groups), closer: r.dir.NewCloser(),
+		ctx: ctx, dir: dir, files: files, groups: newGroupOpens(groups), out: make([]confine.Opened, n),
+		taken: make([]bool, n), opened: make([]bool, groups), closer: dir.NewCloser(), opening: opening,
 	}
 }
 
@@ -156,8 +157,8 @@ func isClosed(ch <-chan struct{}) bool {
 
 // open opens group g's files.
 func (o *pageOpens) open(g int) {
-	if groupOpening != nil {
-		groupOpening(g)
+	if o.opening != nil {
+		o.opening(g)
 	}
 	from, to := g*confine.BatchSize, min(len(o.files), (g+1)*confine.BatchSize)
 	if o.askedGen != nil {
@@ -167,10 +168,10 @@ func (o *pageOpens) open(g int) {
 		o.mu.Unlock()
 	}
 	rels := make([]string, 0, to-from)
-	for _, sf := range o.files[from:to] {
-		rels = append(rels, sf.path)
+	for _, f := range o.files[from:to] {
+		rels = append(rels, f.Path)
 	}
-	o.r.dir.OpenReaders(rels, o.out[from:to])
+	o.dir.OpenReaders(rels, o.out[from:to])
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.opened[g] = true

@@ -1,4 +1,4 @@
-package worker
+package paging
 
 import "github.com/fsmcp/fsmcp/worker/textscan"
 
@@ -12,7 +12,7 @@ import "github.com/fsmcp/fsmcp/worker/textscan"
 // maxTermLen, up to and including the file it ends in. A file before
 // which the page turns out to have another budget is scanned again by the
 // page, unless both budgets cover it whole.
-func aheadBudgets(files []scopedFile, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
+func aheadBudgets(files []File, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
 	if first >= len(files) || budget < int64(maxTermLen) {
 		return nil
 	}
@@ -20,7 +20,7 @@ func aheadBudgets(files []scopedFile, first int, pos textscan.Position, budget i
 	// (A prediction only: a page that finds another budget left scans the
 	// file again.)
 	from := pos.ReadsFrom(maxTermLen)
-	left0 := budget - min(budget, max(0, files[first].id.Size-from))
+	left0 := budget - min(budget, max(0, files[first].ID.Size-from))
 	// Each next file while the budget left is at least maxTermLen, up to
 	// the file it ends in: counted first, so that the plan is made once.
 	n, left := 1, left0
@@ -29,16 +29,16 @@ func aheadBudgets(files []scopedFile, first int, pos textscan.Position, budget i
 			break
 		}
 		n++
-		if left < sf.id.Size {
+		if left < sf.ID.Size {
 			break // the file the budget ends in
 		}
-		left -= sf.id.Size
+		left -= sf.ID.Size
 	}
 	plan := make([]int64, 1, n)
 	plan[0], left = budget, left0
 	for _, sf := range files[first+1 : first+n] {
 		plan = append(plan, left)
-		left -= sf.id.Size
+		left -= sf.ID.Size
 	}
 	return plan
 }
@@ -51,7 +51,7 @@ func (a *scanAhead) fits(i int, budget int64) bool {
 	if s.budget == budget {
 		return true
 	}
-	size := a.files[i].id.Size
+	size := a.files[i].ID.Size
 	return i > a.first && s.budget >= size && budget >= size
 }
 
@@ -60,7 +60,7 @@ func (a *scanAhead) fits(i int, budget int64) bool {
 // has, not left, scanned from where the page reads the file, with the same
 // budget or, both covering the file whole, with one that gives the same
 // scan.
-func (a *scanAhead) plans(pos textCursor, budget int64) bool {
+func (a *scanAhead) plans(pos Position, budget int64) bool {
 	if !a.has(pos.File) || a.slots[pos.File-a.first].left.Load() {
 		return false
 	}
@@ -68,29 +68,29 @@ func (a *scanAhead) plans(pos textCursor, budget int64) bool {
 	if pos.File == a.first {
 		start = a.pos
 	}
-	if pos.position() != start {
+	if pos.At != start {
 		return false
 	}
 	return a.fits(pos.File, budget)
 }
 
-// takesAsIs reports whether a page with fit so far takes the outcome res
+// takesAsIs reports whether a page with out so far takes the outcome res
 // of a file it plans as scanned ahead: no error, nothing to scan again,
-// none of its matches refused and all of them fitting on the page.
-// searchText scans a file whose outcome it does not take so itself.
-func (a *scanAhead) takesAsIs(res *fileScan, fit *fitter) bool {
-	return res.err == nil && !res.again && !res.stopped && fitsAll(fit, a.limit, res.items)
+// none of its matches refused and all of them fitting on the page. The
+// page scans a file whose outcome it does not take so itself.
+func (a *scanAhead) takesAsIs(res *fileScan, out Result) bool {
+	return res.err == nil && !res.again && !res.stopped && fitsAll(out, a.limit, a.e.cfg.Cost, res.items)
 }
 
-// fitsAll reports whether items all fit on the page f holds with limit
-// items at most, as adding them one by one would find.
-func fitsAll(f *fitter, limit int, items []textMatch) bool {
-	if len(f.items)+len(items) > limit {
+// fitsAll reports whether items all fit on the page out with limit items
+// at most, each costing cost, as adding them one by one would find.
+func fitsAll(out Result, limit int, cost func([]byte) int, items []Item) bool {
+	if out.Len()+len(items) > limit {
 		return false
 	}
-	used := f.used
+	room := out.Room()
 	for _, it := range items {
-		if used += itemCost(it.b); used > f.ceiling {
+		if room -= cost(it.JSON); room < 0 {
 			return false
 		}
 	}

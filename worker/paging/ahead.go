@@ -1,4 +1,4 @@
-package worker
+package paging
 
 import (
 	"context"
@@ -38,25 +38,11 @@ import (
 // it reaches the file. Outcomes past the point where a page ends are
 // dropped; the page does not wait for them (see stop).
 
-// aheadMaxWorkers bounds the goroutines one page scans on, the calling one
-// included (tests set 1: no scanning ahead).
-var aheadMaxWorkers = 4
-
-// aheadDone, when set (tests), is told at the end of each page that
-// scanned ahead how many outcomes it took and how many files it scanned
-// again itself.
-var aheadDone func(taken, again int)
-
-// aheadRead, when set (tests), is called with the path of each file the
-// scan of a next page has opened and is about to read. (Atomic: the
-// goroutines of a run may outlive the test that set it.)
-var aheadRead atomic.Pointer[func(path string)]
-
 // scanAhead is one page's files being scanned ahead, or a run: the
 // files of a next page and of the pages after it (next_page.go).
 type scanAhead struct {
-	r      *Root
-	files  []scopedFile
+	e      *Engine
+	files  []File
 	first  int               // files[first] is slots[0]
 	pos    textscan.Position // where files[first] is scanned from
 	slots  []aheadSlot
@@ -68,7 +54,7 @@ type scanAhead struct {
 	maxTermLen     int64
 
 	next    atomic.Int64 // the next slot to claim (0 is the page's own)
-	taken   int          // outcomes the page took (for aheadDone)
+	taken   int          // outcomes the page took (OnPageEnd)
 	again   int          // files planned that the page scanned itself
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -112,29 +98,6 @@ type aheadSlot struct {
 	gen, openGen int64
 }
 
-// textMatch is one match as the page adds it: its JSON and the bytes the
-// page's content_hash counts for it.
-type textMatch struct{ b, hashed []byte }
-
-// fileScan is what scanning one file of a page came to. stopped reports
-// that emit refused a match; next is then where that match is found again.
-type fileScan struct {
-	next          textscan.Position
-	scanned       int64
-	done, stopped bool
-	err           error
-	items         []textMatch // a file scanned ahead: its matches
-	// pending is the guard of a file scanned ahead, settled after the
-	// read; the page checks it when it takes the outcome.
-	pending *confine.Guard
-	// held is the open file of an outcome a next page scanned before it
-	// was asked for, which the page checks again when it takes it; again
-	// asks the page to scan the file itself (such an outcome that cannot
-	// be checked so).
-	held  *confine.Reader
-	again bool
-}
-
 // pageGuards is a page's ScanGuard, safe for the goroutines of one page.
 // Once the page has ended (close), a file still being scanned ahead for it
 // gets no guard: its outcome is dropped anyway.
@@ -161,50 +124,51 @@ func (g *pageGuards) close() {
 	g.sg.Close()
 }
 
-// startAhead starts scanning ahead the n files from first, the first of
-// them from pos with the page's budget, on up to GOMAXPROCS goroutines
-// (raised for the page where procs.Allow lets it). It returns nil
-// when only one goroutine would scan: the page then scans on its own.
-func (r *Root) startAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards) *scanAhead {
-	return r.newAhead(ctx, s, files, first, pos, guards, aheadMaxWorkers, false)
+// startAhead starts scanning ahead the files of the page req asks for, the
+// first of them from req.From with the page's budget, on up to GOMAXPROCS
+// goroutines (raised for the page where procs.Allow lets it). It returns
+// nil when only one goroutine would scan: the page then scans on its own.
+func (e *Engine) startAhead(ctx context.Context, req Request, guards *pageGuards) *scanAhead {
+	return e.newAhead(ctx, req.Matcher, req.Limit, req.Files, req.From, guards, false)
 }
 
-// newAhead is startAhead, or with run the scan of a page not yet asked for
-// and of the pages after it (next_page.go): as many goroutines as scan a
-// page then scan its files from the first, the page's own joins them once
-// the page is asked for, and one file is enough to start. maxWorkers is
-// aheadMaxWorkers, read by the caller.
-func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, first int, pos textscan.Position, guards *pageGuards, maxWorkers int, run bool) *scanAhead {
+// newAhead is startAhead for a page of limit items of m's matches in
+// files from from, or with run the scan of a page not yet asked for and
+// of the pages after it (next_page.go): as many goroutines as scan a page
+// then scan its files from the first, the page's own joins them once the
+// page is asked for, and one file is enough to start.
+func (e *Engine) newAhead(ctx context.Context, m *textscan.Matcher, limit int, files []File, from Position, guards *pageGuards, run bool) *scanAhead {
+	first, pos := from.File, from.At
 	var plan []int64
 	if run {
-		plan = runBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
+		plan = runBudgets(files, first, pos, e.cfg.ScanBytes, m.MaxTermLen())
 	} else {
-		plan = aheadBudgets(files, first, pos, r.lim.MaxScanBytes, s.m.MaxTermLen())
+		plan = aheadBudgets(files, first, pos, e.cfg.ScanBytes, m.MaxTermLen())
 	}
 	n := len(plan)
-	if n < 2 && !run || n < 1 || maxWorkers < 2 {
+	if n < 2 && !run || n < 1 || e.workers < 2 {
 		return nil
 	}
 	release := procs.Raise()
-	procs := min(runtime.GOMAXPROCS(0), maxWorkers)
-	workers := min(procs, n)
+	maxProcs := min(runtime.GOMAXPROCS(0), e.workers)
+	workers := min(maxProcs, n)
 	if run {
 		// The page's goroutine is busy answering, and then waits for the
-		// next request: procs goroutines scan meanwhile, and it joins
+		// next request: maxProcs goroutines scan meanwhile, and it joins
 		// them once the page is asked for.
 		workers++
 	}
-	if procs < 2 || workers < 2 {
+	if maxProcs < 2 || workers < 2 {
 		release()
 		return nil
 	}
 	a := &scanAhead{
-		r: r, files: files, first: first, pos: pos, slots: make([]aheadSlot, n), guards: guards,
-		limit: s.limit, ceiling: int(r.lim.MaxResultBytes), maxTermLen: int64(s.m.MaxTermLen()),
+		e: e, files: files, first: first, pos: pos, slots: make([]aheadSlot, n), guards: guards,
+		limit: limit, ceiling: int(e.cfg.ResultBytes), maxTermLen: int64(m.MaxTermLen()),
 		release: release, run: run, wake: make(chan struct{}, 1),
 	}
 	a.ctx, a.cancel = context.WithCancel(ctx)
-	a.opens = newPageOpens(a.ctx, r, files[first:first+n])
+	a.opens = newPageOpens(a.ctx, e.dir, files[first:first+n], e.hooks.groupOpen)
 	for i := range a.slots {
 		a.slots[i].budget = plan[i]
 		if plan[i] < 0 {
@@ -218,7 +182,7 @@ func (r *Root) newAhead(ctx context.Context, s *search, files []scopedFile, firs
 	}
 	for range workers - 1 {
 		go func() {
-			sc := textscan.NewScanner(s.m)
+			sc := textscan.NewScanner(m)
 			sc.SetContext(a.ctx)
 			for a.mayClaim() {
 				a.work(sc)
@@ -276,11 +240,11 @@ func (a *scanAhead) stop() {
 	a.report()
 }
 
-// report tells aheadDone (tests) what the page that ends took, and starts
+// report tells OnPageEnd's hook what the page that ends took, and starts
 // the count again for a page a run is handed on to.
 func (a *scanAhead) report() {
-	if aheadDone != nil {
-		aheadDone(a.taken, a.again)
+	if f := a.e.hooks.pageEnded; f != nil {
+		f(a.taken, a.again)
 	}
 	a.taken, a.again = 0, 0
 }
@@ -307,7 +271,7 @@ func (a *scanAhead) has(i int) bool { return a != nil && i >= a.first && i < a.f
 // reads next with budget left, scanning it (or files after it) itself
 // while it is not ready; nil when a has none that gives the page's scan of
 // the file (see plans), which the page then scans itself.
-func (a *scanAhead) takeAt(sc *textscan.Scanner, pos textCursor, budget int64) *fileScan {
+func (a *scanAhead) takeAt(sc *textscan.Scanner, pos Position, budget int64) *fileScan {
 	if a == nil {
 		return nil
 	}
@@ -423,7 +387,7 @@ func (a *scanAhead) confirm(s *aheadSlot, i int) *fileScan {
 	}
 	if !s.kept {
 		gen := a.gen.Load()
-		if s.gen != gen || s.openGen != gen && errors.Is(res.err, errChangedWhileReading) {
+		if s.gen != gen || s.openGen != gen && errors.Is(res.err, ErrChanged) {
 			// Read during another call; or opened before this one and
 			// changed since (the page scanning it again tells whether
 			// the cursor still holds).
@@ -440,10 +404,10 @@ func (a *scanAhead) confirm(s *aheadSlot, i int) *fileScan {
 	}
 	id, err := f.Identity()
 	a.opens.closer.Close(f)
-	if err != nil || id != a.files[i].id {
-		return &fileScan{err: errMoved}
+	if err != nil || id != a.files[i].ID {
+		return &fileScan{err: ErrMoved}
 	}
-	if errors.Is(res.err, errChangedWhileReading) {
+	if errors.Is(res.err, ErrChanged) {
 		// Written while read, and as the inventory has it now: the page
 		// reads it as it is now.
 		return &fileScan{again: true}
@@ -485,25 +449,25 @@ func (a *scanAhead) scanInto(sc *textscan.Scanner, s *aheadSlot, i int, op confi
 		s.res = fileScan{err: err}
 		return
 	}
-	sf := a.files[i]
-	var items []textMatch
+	f := a.files[i]
+	var items []Item
 	cost := 0
-	if hook := aheadRead.Load(); a.run && hook != nil {
-		(*hook)(sf.path)
+	if hook := a.e.hooks.readAhead; a.run && hook != nil {
+		hook(f.Path)
 	}
-	job := fileJob{sf: sf, op: op, from: start, budget: s.budget, closer: a.opens.closer, held: s.kept}
+	job := fileJob{f: f, op: op, from: start, budget: s.budget, closer: a.opens.closer, held: s.kept}
 	s.res = scanOpened(sc, a.guards, job, func(mt textscan.Match) bool {
-		it := textMatchOf(sf.path, mt)
-		if cost += itemCost(it.b); len(items) >= a.limit || cost > a.ceiling {
+		it := a.e.cfg.Item(f.Path, mt)
+		if cost += a.e.cfg.Cost(it.JSON); len(items) >= a.limit || cost > a.ceiling {
 			return false // more than a page holds: the page scans it itself
 		}
 		items = append(items, it)
 		return true
 	})
 	s.res.items = items
-	if f := s.res.held; f != nil {
+	if r := s.res.held; r != nil {
 		s.res.held = nil
-		s.held.Store(f)
+		s.held.Store(r)
 	}
 }
 

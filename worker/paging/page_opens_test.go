@@ -1,4 +1,4 @@
-package worker
+package paging
 
 import (
 	"context"
@@ -16,27 +16,25 @@ import (
 // waiting for it; both then get their files, and a group is opened once.
 func TestPageOpensSideBySide(t *testing.T) {
 	dir := t.TempDir()
-	var files []scopedFile
+	var files []File
 	for i := range 3 * confine.BatchSize {
 		name := fmt.Sprintf("f%03d.txt", i)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("text\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, scopedFile{path: name})
+		files = append(files, File{Path: name})
 	}
-	r := smallPageRoot(t, dir)
-	o := newPageOpens(context.Background(), r, files)
-	defer o.close()
-
+	root, _ := openScope(t, dir)
 	began := make(chan int, 8)
 	release := make(chan struct{})
-	groupOpening = func(g int) {
+	opening := func(g int) {
 		began <- g
 		if g == 0 {
 			<-release // group 0's open lasts until the test ends it
 		}
 	}
-	defer func() { groupOpening = nil }()
+	o := newPageOpens(context.Background(), root, files, opening)
+	defer o.close()
 
 	type took struct {
 		k  int

@@ -1,4 +1,4 @@
-package worker
+package paging
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/fsmcp/fsmcp/worker/textscan"
 )
 
-// A search_text page that hands out a cursor starts scanning the next
+// A page that hands out a cursor starts scanning the next
 // page's files before that page is asked for: while its answer travels to
 // the client and the next request comes back, the files are opened,
 // checked against the inventory, guarded and scanned ahead, as the next
@@ -27,8 +27,8 @@ import (
 // takes each outcome as it takes any scanned ahead (the same budget, the
 // same start, every match fitting), checking the file's guard, set before
 // the file was read, when it takes it. Any other page, or none within
-// nextPageHold, lets the scan go: its goroutines stop, its files close and
-// its watches go back.
+// the hold (Hold), lets the scan go: its goroutines stop, its files close
+// and its watches go back.
 //
 // A file may be read before the page that takes its outcome is asked for:
 // such a file stays open until its page takes the outcome and checks its
@@ -37,12 +37,6 @@ import (
 // made after the walk), fails the page as a page that opened the file then
 // would. A window bounds how far ahead of its page the scan goes, and so
 // the descriptors held (next_page_parts.go).
-
-// nextPageHold is how long the scan of a next page waits to be taken over
-// (a variable for tests). Clients that follow cursors in a loop ask within
-// a millisecond or two; the next page of a client that pauses longer (a
-// model reading the page) is dropped, and that page scans as any other.
-var nextPageHold = 500 * time.Millisecond
 
 // nextPageEarlyFiles bounds the files the scan of a next page claims
 // before the page is asked for, and so the descriptors it holds open
@@ -53,26 +47,18 @@ const nextPageEarlyFiles = 64
 // ends less than a page's budget before its last starts another.
 const runMaxFiles = 4096
 
-// nextPageDone, when set (tests), is told whether each page that found a
-// next page scanned ahead took it over.
-var nextPageDone func(taken bool)
-
-// nextPageKept, when set (tests), is told for each next page kept whether
-// it is the scan the page took over, handed on (carried), or a new one.
-var nextPageKept func(carried bool)
-
 // nextPage is the next page of one search, scanned ahead of its request.
 type nextPage struct {
-	token  string     // the cursor the page before handed out
-	inv    *inventory // the scope's kept inventory
+	token  string // the cursor the page before handed out
+	kept   Kept   // the scope's kept inventory
 	limit  int
 	ahead  *scanAhead
 	guards *pageGuards
 	timer  *time.Timer
 }
 
-// nextPages holds a Root's one next page scanned ahead: the last page of
-// any search to hand out a cursor keeps it.
+// nextPages holds an Engine's one next page scanned ahead: the last page
+// of any search to hand out a cursor keeps it.
 type nextPages struct {
 	mu     sync.Mutex
 	p      *nextPage
@@ -87,16 +73,16 @@ type nextPages struct {
 // whole file would serve neither the page that ends in it nor the one that
 // starts in it. A prediction that fails (a binary file, a page ended by
 // its matches) costs a file scanned again, never a different page.
-func runBudgets(files []scopedFile, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
+func runBudgets(files []File, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
 	if first >= len(files) || budget < int64(maxTermLen) {
 		return nil
 	}
 	n := min(len(files)-first, runMaxFiles)
 	plan := make([]int64, n)
 	plan[0] = budget
-	left := budget - min(budget, max(0, files[first].id.Size-pos.ReadsFrom(maxTermLen)))
+	left := budget - min(budget, max(0, files[first].ID.Size-pos.ReadsFrom(maxTermLen)))
 	for k := 1; k < n; k++ {
-		size := files[first+k].id.Size
+		size := files[first+k].ID.Size
 		if left < int64(maxTermLen) {
 			left = budget // a page ends before this file; the next starts at it
 		}
@@ -115,27 +101,28 @@ func runBudgets(files []scopedFile, first int, pos textscan.Position, budget int
 	return plan
 }
 
-// startNextPage scans the page after pos ahead of its request; tok is the
-// cursor the page hands out for it. Only a scope whose inventory is kept
-// qualifies: the next page can then tell that nothing changed.
-func (r *Root) startNextPage(s *search, inv *inventory, tok string, pos textCursor) {
-	if !r.inv.isKept(s.dir, inv) {
+// startNextPage scans the page of req's search after pos ahead of its
+// request; tok is the cursor the page hands out for it. Only a scope
+// whose inventory is kept qualifies: the next page can then tell that
+// nothing changed.
+func (e *Engine) startNextPage(req Request, tok string, pos Position) {
+	if req.Kept == nil || !req.Kept.Current() {
 		return
 	}
-	guards := &pageGuards{sg: r.dir.NewScanGuard()}
-	a := r.newAhead(context.Background(), s, inv.files, pos.File, pos.position(), guards, aheadMaxWorkers, true)
+	guards := &pageGuards{sg: e.dir.NewScanGuard()}
+	a := e.newAhead(context.Background(), req.Matcher, req.Limit, req.Files, pos, guards, true)
 	if a == nil {
 		guards.close()
 		return
 	}
-	r.keepNextPage(s, inv, tok, a, guards, false)
+	e.keepNextPage(req, tok, a, guards, false)
 }
 
-// carryNextPage hands the scan a the page took over on to the page after
-// it, at pos (the cursor tok), if a has planned that page's files; false
-// if it has not (the caller then stops a, and may start another).
-func (r *Root) carryNextPage(s *search, inv *inventory, tok string, pos textCursor, a *scanAhead, guards *pageGuards) bool {
-	if !a.carriesOn(pos) || !r.inv.isKept(s.dir, inv) {
+// carryNextPage hands the scan a the page of req took over on to the page
+// after it, at pos (the cursor tok), if a has planned that page's files;
+// false if it has not (the caller then stops a, and may start another).
+func (e *Engine) carryNextPage(req Request, tok string, pos Position, a *scanAhead, guards *pageGuards) bool {
+	if !a.carriesOn(pos) || req.Kept == nil || !req.Kept.Current() {
 		return false
 	}
 	if a.unlink != nil {
@@ -144,17 +131,17 @@ func (r *Root) carryNextPage(s *search, inv *inventory, tok string, pos textCurs
 	}
 	a.report()
 	a.carried(pos)
-	r.keepNextPage(s, inv, tok, a, guards, true)
+	e.keepNextPage(req, tok, a, guards, true)
 	return true
 }
 
 // keepNextPage keeps the scan a as the next page for tok, dropping any
 // other.
-func (r *Root) keepNextPage(s *search, inv *inventory, tok string, a *scanAhead, guards *pageGuards, carried bool) {
-	n := &r.next
-	p := &nextPage{token: tok, inv: inv, limit: s.limit, ahead: a, guards: guards}
-	if nextPageKept != nil {
-		nextPageKept(carried)
+func (e *Engine) keepNextPage(req Request, tok string, a *scanAhead, guards *pageGuards, carried bool) {
+	n := &e.next
+	p := &nextPage{token: tok, kept: req.Kept, limit: req.Limit, ahead: a, guards: guards}
+	if f := e.hooks.kept; f != nil {
+		f(carried)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -167,15 +154,15 @@ func (r *Root) keepNextPage(s *search, inv *inventory, tok string, a *scanAhead,
 		n.p.drop()
 	}
 	n.p = p
-	p.timer = time.AfterFunc(nextPageHold, func() { n.expire(p) })
+	p.timer = time.AfterFunc(e.hold, func() { n.expire(p) })
 }
 
 // takeNextPage returns the next page scanned ahead for a page resumed from
-// the cursor tok over inv with limit items, or nil (any other one kept is
+// the cursor tok over kept with limit items, or nil (any other one kept is
 // dropped). The page owns what it returns, and stops it or hands it on
 // once it ends; ctx ending (the call cancelled) stops its scans too.
-func (r *Root) takeNextPage(ctx context.Context, tok string, inv *inventory, limit int) (*scanAhead, *pageGuards) {
-	n := &r.next
+func (e *Engine) takeNextPage(ctx context.Context, tok string, kept Kept, limit int) (*scanAhead, *pageGuards) {
+	n := &e.next
 	n.mu.Lock()
 	p := n.p
 	n.p = nil
@@ -184,9 +171,9 @@ func (r *Root) takeNextPage(ctx context.Context, tok string, inv *inventory, lim
 		return nil, nil
 	}
 	p.timer.Stop()
-	taken := p.token == tok && p.inv == inv && p.limit == limit
-	if nextPageDone != nil {
-		nextPageDone(taken)
+	taken := p.token == tok && p.kept == kept && p.limit == limit
+	if f := e.hooks.takenOver; f != nil {
+		f(taken)
 	}
 	if !taken {
 		p.drop()
@@ -230,10 +217,10 @@ func (p *nextPage) drop() {
 // carriesOn reports whether the run a has planned the page at pos: it is
 // not stopped, has pos.File, and its files from there cover a page's
 // budget or reach the scope's end.
-func (a *scanAhead) carriesOn(pos textCursor) bool {
+func (a *scanAhead) carriesOn(pos Position) bool {
 	if a == nil || !a.run || a.ctx.Err() != nil || !a.has(pos.File) {
 		return false
 	}
 	k := pos.File - a.first
-	return a.first+len(a.slots) == len(a.files) || a.planned[len(a.slots)]-a.planned[k] >= a.r.lim.MaxScanBytes
+	return a.first+len(a.slots) == len(a.files) || a.planned[len(a.slots)]-a.planned[k] >= a.e.cfg.ScanBytes
 }
