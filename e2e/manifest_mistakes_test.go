@@ -58,6 +58,10 @@ var mistakes = []struct {
 	{name: "version 2", yaml: strings.Replace(okRoot, "version: 1", "version: 2", 1), want: []string{"m.yaml:1: version: 2 is not supported; this supervisor reads version: 1"}},
 	{name: "version a list", yaml: strings.Replace(okRoot, "version: 1", "version: [1]", 1), want: []string{"m.yaml:1: version: must be version: 1, not a list"}},
 	{name: "not YAML", yaml: "version: 1\nroots: [\n", want: []string{"m.yaml:2: not valid YAML: did not find expected node content"}},
+	{name: "a tab on the first line", yaml: "\tversion: 1\n", want: []string{"m.yaml:1: not valid YAML: found character that cannot start any token"}},
+	{name: "an alias of no anchor", yaml: okRoot + "  - {name: b, path: ws, include: *globs, tools: read}\n", want: []string{
+		"m.yaml:7: *globs names no anchor; mark the value it stands for with &globs before this line",
+	}},
 	{name: "empty", yaml: "", want: []string{"m.yaml: empty manifest; start it with version: 1"}},
 	{name: "a list at the top", yaml: "- version: 1\n", want: []string{"m.yaml:1: the manifest must be a mapping of version: and roots:, not a list"}},
 	{name: "two documents", yaml: okRoot + "---\nversion: 1\n", want: []string{"m.yaml:7: a second YAML document; a manifest is one document, so remove the --- line"}},

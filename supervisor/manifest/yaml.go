@@ -67,14 +67,14 @@ func (c *checker) document(data []byte) *node {
 		c.add(0, "", "empty manifest; start it with version: %d", Version)
 		return nil
 	case err != nil:
-		c.syntax(err)
+		c.syntax(err, data)
 		return nil
 	}
 	var next node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		c.syntax(err)
+		c.syntax(err, data)
 		return nil
 	default:
 		c.add(next.Line, "", "a second YAML document; a manifest is one document, so remove the --- line")
@@ -91,15 +91,34 @@ func (c *checker) document(data []byte) *node {
 	return top
 }
 
-// syntax records a YAML syntax error at its line.
-func (c *checker) syntax(err error) {
-	msg := err.Error()
+// syntax records a YAML syntax error of data at its line. The decoder
+// names no line for a mistake on the first line, nor for an alias (*name)
+// of an anchor never set, which is found in data.
+func (c *checker) syntax(err error, data []byte) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		c.add(line, "", "not valid YAML: %s", m[2])
 		return
 	}
-	c.add(0, "", "not valid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		c.add(aliasLine(data, m[1]), "", "*%s names no anchor; mark the value it stands for with &%s before this line", m[1], m[1])
+		return
+	}
+	c.add(1, "", "not valid YAML: %s", msg)
+}
+
+var unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+
+// aliasLine is the line of the first alias *name in data, or 0.
+func aliasLine(data []byte, name string) int {
+	use := regexp.MustCompile(`\*` + regexp.QuoteMeta(name) + `(?:$|[\s,\]}])`)
+	for i, line := range strings.Split(string(data), "\n") {
+		if use.MatchString(line) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // entry is one key and its value in a mapping.
