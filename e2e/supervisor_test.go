@@ -368,10 +368,16 @@ func TestSupervisorExampleManifests(t *testing.T) {
 				}
 				var names []string
 				for _, kv := range procEnviron(pid) {
-					name, _, _ := strings.Cut(kv, "=")
-					// go-plugin's handshake, the cookie, and the call
-					// channel's descriptor number: no root's variables.
-					if strings.HasPrefix(name, "PLUGIN_") || name == "FSMCP_WORKER_PLUGIN" || name == "FSMCP_WORKER_CALLS_FD" {
+					name, value, _ := strings.Cut(kv, "=")
+					// Its TLS key reaches a worker through a pipe, never
+					// its environment.
+					if strings.Contains(value, "PRIVATE KEY") {
+						t.Errorf("%s worker environment holds a private key: %.40s", root, kv)
+					}
+					// go-plugin's handshake, the cookie, and the
+					// descriptor numbers of the call channel and the TLS
+					// keys: no root's variables.
+					if strings.HasPrefix(name, "PLUGIN_") || name == "FSMCP_WORKER_PLUGIN" || name == "FSMCP_WORKER_CALLS_FD" || name == "FSMCP_WORKER_KEYS_FD" {
 						continue
 					}
 					names = append(names, name)

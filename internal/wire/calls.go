@@ -115,10 +115,10 @@ func Calls() (ends CallEnds, ok bool, err error) {
 	if v != callsEnvValue {
 		return CallEnds{}, false, fmt.Errorf("wire: %s=%q: want %q", CallsEnv, v, callsEnvValue)
 	}
-	if err := checkPipeEnd(CallsInFD, syscall.O_RDONLY); err != nil {
+	if err := checkPipeEnd("call channel", CallsInFD, syscall.O_RDONLY); err != nil {
 		return CallEnds{}, false, err
 	}
-	if err := checkPipeEnd(CallsOutFD, syscall.O_WRONLY); err != nil {
+	if err := checkPipeEnd("call channel", CallsOutFD, syscall.O_WRONLY); err != nil {
 		return CallEnds{}, false, err
 	}
 	for _, fd := range []int{CallsInFD, CallsOutFD} {
@@ -132,21 +132,22 @@ func Calls() (ends CallEnds, ok bool, err error) {
 	return CallEnds{In: os.NewFile(CallsInFD, "fsmcp-calls-requests"), Out: os.NewFile(CallsOutFD, "fsmcp-calls-answers")}, true, nil
 }
 
-// checkPipeEnd checks that fd is a pipe open with access mode mode.
-func checkPipeEnd(fd, mode int) error {
+// checkPipeEnd checks that fd, the descriptor of what, is a pipe open with
+// access mode mode.
+func checkPipeEnd(what string, fd, mode int) error {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("wire: call channel descriptor %d: %w", fd, err)
+		return fmt.Errorf("wire: %s descriptor %d: %w", what, fd, err)
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-		return fmt.Errorf("wire: call channel descriptor %d is not a pipe", fd)
+		return fmt.Errorf("wire: %s descriptor %d is not a pipe", what, fd)
 	}
 	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 	if err != nil {
-		return fmt.Errorf("wire: call channel descriptor %d: %w", fd, err)
+		return fmt.Errorf("wire: %s descriptor %d: %w", what, fd, err)
 	}
 	if flags&syscall.O_ACCMODE != mode {
-		return fmt.Errorf("wire: call channel descriptor %d is open for the wrong direction", fd)
+		return fmt.Errorf("wire: %s descriptor %d is open for the wrong direction", what, fd)
 	}
 	return nil
 }

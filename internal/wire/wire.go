@@ -11,6 +11,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 
@@ -74,8 +75,10 @@ func Plugins() plugin.PluginSet {
 // supervisor ends the plugin. Each stream the supervisor opens is served as
 // one MCP session, and so is the call channel when the supervisor passed
 // one (see CallsPipes), with lines of at most maxLine bytes and maxText
-// bytes once decoded (jsonl.Transport's MaxLine and MaxText). Only the
-// handshake is written to stdout; logs go to stderr.
+// bytes once decoded (jsonl.Transport's MaxLine and MaxText). The gRPC
+// connection is mutual TLS with the keys the supervisor passed (see
+// NewKeys); a worker launched without them is refused. Only the handshake
+// is written to stdout; logs go to stderr.
 func Serve(srv *profile.Server, maxLine, maxText int) error {
 	if srv == nil {
 		return fmt.Errorf("wire: Serve needs a server")
@@ -84,6 +87,10 @@ func Serve(srv *profile.Server, maxLine, maxText int) error {
 		return fmt.Errorf("wire: not launched by the supervisor (no %s in the environment)", Handshake.MagicCookieKey)
 	}
 	calls, ok, err := Calls()
+	if err != nil {
+		return err
+	}
+	tlsConfig, err := serverTLS()
 	if err != nil {
 		return err
 	}
@@ -108,7 +115,8 @@ func Serve(srv *profile.Server, maxLine, maxText int) error {
 			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxFrameBytes), grpc.MaxSendMsgSize(MaxFrameBytes),
 				grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes))...)
 		},
-		Logger: logger,
+		TLSProvider: func() (*tls.Config, error) { return tlsConfig, nil },
+		Logger:      logger,
 	})
 	return nil
 }

@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"os/exec"
@@ -62,14 +63,30 @@ func startPlugin(t *testing.T) *wire.Client {
 	return startPluginCmd(t, exec.Command(os.Args[0], "-test.run=^$"))
 }
 
+// startPluginCmd starts cmd as the plugin, with its TLS keys at
+// wire.KeysFD (after the call channel's descriptors, when cmd has them).
 func startPluginCmd(t *testing.T, cmd *exec.Cmd) *wire.Client {
 	t.Helper()
+	keys, err := wire.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := keys.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for len(cmd.ExtraFiles) < wire.KeysFD-3 {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	cmd.Env = append(cmd.Env, wire.KeysEnvValue())
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		Plugins:          wire.Plugins(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
+		TLSConfig:        keys.Client,
 		SkipHostEnv:      true,
 		GRPCDialOptions:  wire.DialOptions(),
 		StartTimeout:     20 * time.Second,
@@ -273,4 +290,138 @@ func TestServeRefusesWithoutCookie(t *testing.T) {
 	if err := wire.Serve(nil, 0, 0); err == nil {
 		t.Fatal("Serve(nil) returned nil")
 	}
+}
+
+// TestServeRefusesWithoutKeys: a worker launched by the supervisor serves
+// its socket only with the TLS keys it was passed at wire.KeysFD; without
+// them, or with anything else there, Serve fails before go-plugin starts,
+// rather than serving in the clear.
+func TestServeRefusesWithoutKeys(t *testing.T) {
+	pipeWith := func(data []byte) *os.File {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = w.Write(data); w.Close() }()
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	file, err := os.CreateTemp(t.TempDir(), "keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	for _, tc := range []struct {
+		name string
+		env  string // KeysEnv's value; "-" leaves it out
+		keys *os.File
+		want string
+	}{
+		{"no variable", "-", pipeWith(nil), "wire: launched without TLS keys (no FSMCP_WORKER_KEYS_FD in the environment)"},
+		{"another descriptor", "6", pipeWith(nil), `wire: FSMCP_WORKER_KEYS_FD="6": want "5"`},
+		{"no descriptor", "5", nil, "wire: TLS keys descriptor 5: bad file descriptor"},
+		{"a regular file", "5", file, "wire: TLS keys descriptor 5 is not a pipe"},
+		{"an empty pipe", "5", pipeWith(nil), "wire: TLS keys are not the worker's certificate and key and the supervisor's certificate"},
+		{"not PEM", "5", pipeWith([]byte("not keys")), "wire: TLS keys are not the worker's certificate and key and the supervisor's certificate"},
+		{"too long", "5", pipeWith(make([]byte, 5000)), "wire: TLS keys longer than 4096 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = []string{wire.Handshake.MagicCookieKey + "=" + wire.Handshake.MagicCookieValue}
+			if tc.env != "-" {
+				cmd.Env = append(cmd.Env, wire.KeysEnv+"="+tc.env)
+			}
+			cmd.ExtraFiles = []*os.File{nil, nil, tc.keys}
+			out, err := cmd.CombinedOutput()
+			if err == nil || strings.TrimSpace(string(out)) != tc.want {
+				t.Errorf("exit %v, output %q; want a failure saying %q", err, out, tc.want)
+			}
+		})
+	}
+}
+
+// TestKeysTrustOnlyTheirPeer: the connection to a worker is mutual TLS
+// over the keys of its start: a supervisor side that does not trust the
+// worker's certificate, or presents a certificate the worker was not given,
+// cannot connect; the keys made for the start can.
+func TestKeysTrustOnlyTheirPeer(t *testing.T) {
+	other, err := wire.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		client func(own *tls.Config) *tls.Config
+		ok     bool
+	}{
+		{"the start's keys", func(own *tls.Config) *tls.Config { return own }, true},
+		{"another start's keys", func(*tls.Config) *tls.Config { return other.Client }, false},
+		{"trusting the worker, with another certificate", func(own *tls.Config) *tls.Config {
+			c := own.Clone()
+			c.Certificates = other.Client.Certificates
+			return c
+		}, false},
+		{"its certificate, trusting another worker", func(own *tls.Config) *tls.Config {
+			c := own.Clone()
+			c.RootCAs = other.Client.RootCAs
+			return c
+		}, false},
+		{"no certificate", func(own *tls.Config) *tls.Config {
+			c := own.Clone()
+			c.Certificates = nil
+			return c
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keys, err := wire.NewKeys()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := keys.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.ExtraFiles = []*os.File{nil, nil, f}
+			cmd.Env = []string{wire.KeysEnvValue()}
+			client := plugin.NewClient(&plugin.ClientConfig{
+				HandshakeConfig:  wire.Handshake,
+				Plugins:          wire.Plugins(),
+				Cmd:              cmd,
+				AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+				TLSConfig:        tc.client(keys.Client),
+				SkipHostEnv:      true,
+				GRPCDialOptions:  wire.DialOptions(),
+				StartTimeout:     20 * time.Second,
+				Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
+			})
+			t.Cleanup(client.Kill)
+			if err := listOver(client); (err == nil) != tc.ok {
+				t.Errorf("tools/list over the connection: %v; want success %t", err, tc.ok)
+			}
+		})
+	}
+}
+
+// listOver starts client's plugin and lists its tools over an MCP session
+// on the gRPC connection, within 20 s.
+func listOver(client *plugin.Client) error {
+	rpc, err := client.Client()
+	if err != nil {
+		return err
+	}
+	raw, err := rpc.Dispense(wire.PluginName)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, raw.(*wire.Client).Transport(), nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = s.ListTools(ctx, nil)
+	return err
 }

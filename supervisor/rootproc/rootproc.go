@@ -309,8 +309,21 @@ func (p *Proc) launch(ctx context.Context) error {
 	if err != nil {
 		return &ExitError{Root: p.Name(), Code: -1, Err: err}
 	}
-	cmd.ExtraFiles = callsRemote.ExtraFiles()
-	cmd.Env = append(cmd.Env, wire.CallsEnvValue())
+	// The gRPC connection's TLS keys (see wire.NewKeys): the worker's
+	// reach it through a pipe at descriptor wire.KeysFD, whose read end
+	// is closed here with the call channel's.
+	keys, keysFile, err := workerKeys()
+	if err != nil {
+		_ = calls.Close()
+		_ = callsRemote.Close()
+		return &ExitError{Root: p.Name(), Code: -1, Err: err, NeverRan: true}
+	}
+	closeRemote := func() {
+		_ = callsRemote.Close()
+		_ = keysFile.Close()
+	}
+	cmd.ExtraFiles = append(callsRemote.ExtraFiles(), keysFile)
+	cmd.Env = append(cmd.Env, wire.CallsEnvValue(), wire.KeysEnvValue())
 	// go-plugin's worker listens on a Unix socket it creates in
 	// $PLUGIN_UNIX_SOCKET_DIR (else the temporary directory) and unlinks
 	// only when it returns from serving; a worker ended with SIGKILL, as
@@ -320,7 +333,7 @@ func (p *Proc) launch(ctx context.Context) error {
 	sockDir, err := os.MkdirTemp(socketDirBase(), "fsmcp-")
 	if err != nil {
 		_ = calls.Close()
-		_ = callsRemote.Close()
+		closeRemote()
 		return &ExitError{Root: p.Name(), Code: -1, Err: fmt.Errorf("%w: %w", errSocketDir, err), NeverRan: true}
 	}
 	cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sockDir)
@@ -331,7 +344,7 @@ func (p *Proc) launch(ctx context.Context) error {
 		Plugins:          wire.Plugins(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
+		TLSConfig:        keys.Client,
 		GRPCDialOptions:  wire.DialOptions(),
 		SkipHostEnv:      true,
 		StartTimeout:     startTimeout,
@@ -343,7 +356,7 @@ func (p *Proc) launch(ctx context.Context) error {
 	release := removeSockDir
 	fail := func(err error) error {
 		_ = calls.Close()
-		_ = callsRemote.Close()
+		closeRemote()
 		killProcess(cmd)
 		code := -1
 		if reap(client, release, nil) && cmd.ProcessState != nil && client.Exited() {
@@ -356,9 +369,9 @@ func (p *Proc) launch(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	// The worker holds its end now; the supervisor's copy would keep the
-	// channel open after the worker died.
-	_ = callsRemote.Close()
+	// The worker holds its ends now; the supervisor's copies would keep
+	// the channel open after the worker died.
+	closeRemote()
 	raw, err := rpc.Dispense(wire.PluginName)
 	if err != nil {
 		return fail(fmt.Errorf("dispense plugin: %w", err))
@@ -417,6 +430,20 @@ func (p *Proc) launch(ctx context.Context) error {
 	p.cfg.Logger.Debug("worker command", "path", cmd.Path, "args", cmd.Args[1:], "env", envNames(cmd.Env))
 	go p.probe(rl, cmd.Process, hung)
 	return nil
+}
+
+// workerKeys makes the TLS keys of one worker start and the pipe that
+// hands the worker its side.
+func workerKeys() (*wire.Keys, *os.File, error) {
+	keys, err := wire.NewKeys()
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := keys.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	return keys, f, nil
 }
 
 // answerLimit bounds a line the supervisor reads from the worker's call
