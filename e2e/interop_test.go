@@ -37,7 +37,7 @@ type interopPlan struct {
 	Env               map[string]string `json:"env"`
 	Home              string            `json:"home,omitempty"` // the Inspector's HOME
 	Client            string            `json:"client"`         // sdk1, client2 or inspector
-	Mode              any               `json:"mode,omitempty"` // client2's negotiation mode; nil: its default
+	Mode              any               `json:"mode,omitempty"` // client2's negotiation mode, the Inspector's --protocol-era; nil: its default
 	Scenario          string            `json:"scenario"`       // host, refused, ownErrors or validate
 	SupportedVersions []string          `json:"supportedVersions,omitempty"`
 	Prefix            string            `json:"prefix"`
@@ -130,9 +130,10 @@ func checkHostReport(t *testing.T, rep interopReport, hits []string, written str
 
 // TestInteropWorker drives the worker with the TypeScript clients: the 2.x
 // client negotiates 2026-07-28 pinned and in its auto mode (which probes
-// a disposable sibling process first), lists the tools, pages a listing,
-// a read and a search through next_cursor, gets a tool error as a result
-// and writes a file the test finds on disk. A client of the 2025
+// a disposable sibling process first), and the Inspector's command line
+// speaks it with --protocol-era modern; each lists the tools, pages a
+// listing, a read and a search through next_cursor, gets a tool error as
+// a result and writes a file the test finds on disk. A client of the 2025
 // handshake (the 1.x SDK's, the 2.x client's default) is refused with
 // -32022 and told to use the supervisor.
 func TestInteropWorker(t *testing.T) {
@@ -140,21 +141,25 @@ func TestInteropWorker(t *testing.T) {
 	for _, tc := range []struct {
 		name, client string
 		mode         any
+		protocol     string // "": the Inspector, which does not say
 	}{
-		{"client2 pinned", "client2", map[string]string{"pin": "2026-07-28"}},
-		{"client2 auto", "client2", "auto"},
+		{"client2 pinned", "client2", map[string]string{"pin": "2026-07-28"}, "2026-07-28"},
+		{"client2 auto", "client2", "auto", "2026-07-28"},
+		{"inspector modern", "inspector", "modern", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, files, hits := interopTree(t)
+			// The Inspector's command line starts the worker for each
+			// request, so its cursors need a key that outlives one.
 			rep := runInterop(t, node, interopPlan{
-				Command: workerBin, Args: []string{"--root", root, "--include", "**"}, Env: map[string]string{},
-				Client: tc.client, Mode: tc.mode, Scenario: "host", SupportedVersions: workerVersions,
+				Command: workerBin, Args: []string{"--root", root, "--include", "**", "--cursor-key-env", keyVar}, Env: map[string]string{keyVar: newKey(t, 32)},
+				Home: t.TempDir(), Client: tc.client, Mode: tc.mode, Scenario: "host", SupportedVersions: workerVersions,
 				Tools:   []string{"list_directory", "search_files", "search_text", "read_text_file", "write_text_file"},
 				Listing: interopListing, Files: map[string]string{"big.txt": files["big.txt"]}, BigFile: "big.txt", Needle: "needle",
 				WriteTool: "write_text_file", WritePath: "report.md", ReadBackTool: "read_text_file",
 			})
-			if rep.Protocol != "2026-07-28" || rep.Era != "modern" {
-				t.Errorf("negotiated %s (%s), want 2026-07-28", rep.Protocol, rep.Era)
+			if rep.Protocol != tc.protocol || rep.Era != "modern" {
+				t.Errorf("negotiated %q (%s), want %q (modern)", rep.Protocol, rep.Era, tc.protocol)
 			}
 			checkHostReport(t, rep, hits, filepath.Join(root, "report.md"))
 		})
@@ -173,11 +178,12 @@ func TestInteropWorker(t *testing.T) {
 // entry says, with each client hosts ship, in the era it speaks by default
 // and in the 2026-07-28 era: the 1.x SDK's Client with its stdio transport
 // and default options, the 2.x client by default, in auto mode and pinned,
-// and the Inspector's command line by default. Each lists the tools (no
-// write tool on the reader root), pages a listing, a read and a search to
-// their ends, gets a tool error as a result, writes through the writer
-// root, and sees a call past call_timeout as a tool error. In the 2025 era
-// every answer is checked against the 1.x SDK's schemas of that era.
+// and the Inspector's command line by default and with --protocol-era
+// modern. Each lists the tools (no write tool on the reader root), pages
+// a listing, a read and a search to their ends, gets a tool error as a
+// result, writes through the writer root, and sees a call past
+// call_timeout as a tool error. In the 2025 era every answer is checked
+// against the 1.x SDK's schemas of that era.
 func TestInteropSupervisor(t *testing.T) {
 	node := interopNode(t)
 	manifest, root, outbox, hits := erasManifest(t)
@@ -197,6 +203,7 @@ func TestInteropSupervisor(t *testing.T) {
 		{"client2 auto", "client2", "auto", "2026-07-28", "modern"},
 		{"client2 pinned", "client2", map[string]string{"pin": "2026-07-28"}, "2026-07-28", "modern"},
 		{"inspector default", "inspector", nil, "", "legacy"},
+		{"inspector modern", "inspector", "modern", "", "modern"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_ = os.Remove(filepath.Join(outbox, "report.md"))

@@ -6,7 +6,8 @@
 //              (what most hosts and the reference servers are built on)
 //   client2    @modelcontextprotocol/client 2.x, in plan.mode: its default,
 //              'auto' or { pin: '2026-07-28' }
-//   inspector  the MCP Inspector's command line, one process per request
+//   inspector  the MCP Inspector's command line, one process per request,
+//              in plan.mode: its default, or 'modern' (--protocol-era)
 //
 //   node interop/drive.mjs PLAN.json
 //
@@ -127,7 +128,8 @@ function inspectorSession() {
   const run = (args) =>
     new Promise((resolve, reject) => {
       const env = Object.entries(plan.env ?? {}).flatMap(([k, v]) => ['-e', `${k}=${v}`])
-      const argv = [cli, '--cli', ...args, ...env, '--format', 'json', '-q', '--', plan.command, ...plan.args]
+      const era = plan.mode ? ['--protocol-era', plan.mode] : []
+      const argv = [cli, '--cli', ...args, ...env, ...era, '--format', 'json', '-q', '--', plan.command, ...plan.args]
       execFile(process.execPath, argv, { env: { PATH: process.env.PATH, HOME: plan.home }, maxBuffer: 16 << 20, timeout: 120000 }, (err, stdout, stderr) => {
         let out
         try {
@@ -144,7 +146,7 @@ function inspectorSession() {
     listTools: () => run(['--method', 'tools/list']),
     callTool: ({ name, arguments: a }) => run(['--method', 'tools/call', '--tool-name', name, '--tool-args-json', JSON.stringify(a)]),
   }
-  return { client, era: 'legacy', close: async () => {} }
+  return { client, era: plan.mode === 'modern' ? 'modern' : 'legacy', close: async () => {} }
 }
 
 // tools/list, following nextCursor until it is absent.
