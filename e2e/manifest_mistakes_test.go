@@ -21,7 +21,7 @@ var mistakeEnv = []string{"HOME=/home/e2e", "FSMCP_E2E_SHORT_KEY=c2hvcnQ"}
 const okRoot = "version: 1\nroots:\n  - name: a\n    path: ws\n    include: ['**']\n    tools: read\n"
 
 // keyHow is how every cursor-key message ends.
-const keyHow = "; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="
+const keyHow = "; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\\n'"
 
 // globHow is how every glob message ends.
 const globHow = `; a glob is relative to the root folder, such as "docs/**" or "*.md"`

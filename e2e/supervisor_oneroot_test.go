@@ -80,9 +80,9 @@ func TestSupervisorOneRootErrors(t *testing.T) {
 		{"limit out of range", []string{"--root", ws, "--include", "**", "--max-scan-bytes", "10"}, []string{
 			"fsmcp-supervisor: --max-scan-bytes: 10 is too small; use 16384 or more"}},
 		{"cursor key not set", []string{"--root", ws, "--include", "**", "--cursor-key-env", "FSMCP_E2E_UNSET_KEY"}, []string{
-			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_UNSET_KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="}},
+			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_UNSET_KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\\n'"}},
 		{"cursor key malformed", []string{"--root", ws, "--include", "**", "--cursor-key-env", "FSMCP_E2E_SHORT_KEY"}, []string{
-			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_SHORT_KEY is not a cursor key: its value decodes to 5 bytes, fewer than 32; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="}},
+			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_SHORT_KEY is not a cursor key: its value decodes to 5 bytes, fewer than 32; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\\n'"}},
 		{"two roots", []string{"--root", ws, "--root", ws, "--include", "**"}, []string{
 			"fsmcp-supervisor: --root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE)"}},
 		{"manifest and root", []string{"--manifest", filepath.Join(ws, "m.yaml"), "--include", "**"}, []string{

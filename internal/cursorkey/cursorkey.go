@@ -16,7 +16,7 @@ const MinBytes = 32
 
 // Command is a shell line that prints a fresh key, as the docs and error
 // messages offer it.
-const Command = "head -c 32 /dev/urandom | basenc --base64url | tr -d ="
+const Command = `head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'`
 
 // Format says what a key is, for messages.
 const Format = "unpadded base64url of 32 bytes or more"

@@ -3,6 +3,7 @@ package cursorkey
 import (
 	"encoding/base64"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -36,5 +37,23 @@ func TestReadmeGivesCommand(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "\n"+Command+"\n") {
 		t.Errorf("README does not give the key command %q on a line of its own", Command)
+	}
+}
+
+// TestCommandMakesKey: Command, run by sh, prints a key Decode accepts
+// (head, base64 and tr are on Linux and macOS alike).
+func TestCommandMakesKey(t *testing.T) {
+	for i := 0; i < 8; i++ {
+		out, err := exec.Command("sh", "-c", Command).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", Command, err)
+		}
+		k, err := Decode(string(out))
+		if err != nil {
+			t.Fatalf("%s printed a value that %v", Command, err)
+		}
+		if len(k) != MinBytes {
+			t.Fatalf("%s printed %d bytes, want %d", Command, len(k), MinBytes)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func TestFromFlags(t *testing.T) {
 	if len(m.Roots) != 1 || !slices.Equal(m.Roots[0].Args(), want) || m.Roots[0].CallTimeout != 2*time.Second || m.File != "" || m.Versions != nil {
 		t.Fatalf("manifest %+v\nargs %q\nwant %q", m, m.Roots[0].Args(), want)
 	}
-	if err := m.CheckEnv(func(string) (string, bool) { return "", false }); err == nil || err.Error() != "--cursor-key-env: environment variable KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d =" {
+	if err := m.CheckEnv(func(string) (string, bool) { return "", false }); err == nil || err.Error() != "--cursor-key-env: environment variable KEY is not set; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\\n'" {
 		t.Errorf("CheckEnv: %v", err)
 	}
 	if m, err := FromFlags(dir, RootFlags{Root: "ws", Include: []string{"**"}}); err != nil || m.Roots[0].Name != "root" || m.Roots[0].Tools.String() != strings.Join(toolset.All, ",") {

@@ -280,7 +280,7 @@ func TestCheckEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const how = "; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | basenc --base64url | tr -d ="
+	const how = "; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\\n'"
 	good := strings.Repeat("A", 43)
 	tests := []struct {
 		name, value string
