@@ -11,7 +11,7 @@ import (
 )
 
 // splitTree is a tree big enough that the worker inventories it on two
-// goroutines (over 1,000 entries in 48 subtrees; see worker/walk_split.go):
+// goroutines (over 1,000 entries in 48 subtrees; see worker/walk/split.go):
 // names that sort around a directory's '/' ('-' and '.' before it, '0'
 // after) at every level, files beside directories, and a line naming each
 // file's path. It returns the root and the hits of "needle" in path order.

@@ -9,7 +9,10 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fsmcp/fsmcp/internal/glob"
 	"github.com/fsmcp/fsmcp/internal/limits"
@@ -19,6 +22,7 @@ import (
 	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/procs"
+	"github.com/fsmcp/fsmcp/worker/walk"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
@@ -61,7 +65,8 @@ type Root struct {
 	mask     toolset.Mask
 	warnings []string
 	digests  *digestCache
-	inv      *inventories
+	tree     *walk.Tree
+	inv      *walk.Inventories
 	pages    *paging.Engine
 }
 
@@ -72,7 +77,7 @@ func (r *Root) Warnings() []string { return r.warnings }
 // Close releases the root's descriptor.
 func (r *Root) Close() error {
 	r.pages.Close()
-	r.inv.close()
+	r.inv.Close()
 	return r.dir.Close()
 }
 
@@ -156,7 +161,9 @@ func Open(cfg Config) (*Root, error) {
 	// watches its read guards keep idle (which give way to inventories).
 	watches := watch.NewBudget(maxWatches)
 	dir.KeepIdleWatches(watches, watchIdle)
-	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask, inv: newInventories(watches)}
+	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask}
+	r.tree = walk.New(dir, sel, cfg.Limits)
+	r.inv = walk.NewInventories(watches, watchIdle)
 	r.pages = r.newPages()
 	if cfg.CursorKey != nil {
 		r.digests = newDigestCache(int(cfg.Limits.MaxFiles))
@@ -169,6 +176,44 @@ func Open(cfg Config) (*Root, error) {
 	}
 	return r, nil
 }
+
+// maxWatches bounds the inotify watches one root holds for its kept
+// inventories (one per directory of each kept scope, and per file with
+// more than one link) and its read guards' idle watches. A scope that
+// would need more is inventoried on every page instead. It is
+// the smaller of 32,768 and an eighth of the user's inotify watch limit as
+// the process starts (see userWatchLimit), so a handful of workers never
+// use up what the user's other programs need.
+var maxWatches = min(1<<15, userWatchLimit()/8)
+
+// userWatchLimit is the number of inotify watches this process's user may
+// hold: fs.inotify.max_user_watches, or the user namespace's own limit
+// (user.max_inotify_watches) where that is lower. Where neither can be
+// read it is 8<<15, so the cap stays 32,768.
+func userWatchLimit() int {
+	limit := 8 << 15
+	for _, f := range []string{"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 {
+			limit = min(limit, n)
+		}
+	}
+	return limit
+}
+
+// watchIdle is how long kept inventories outlive the last text search of
+// their root: then their watches are given back, and the next search walks
+// again. FSMCP_TEST_WATCH_IDLE (a Go duration) sets it for tests only; it is
+// not an interface.
+var watchIdle = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("FSMCP_TEST_WATCH_IDLE")); err == nil && d > 0 {
+		return d
+	}
+	return time.Minute
+}()
 
 // newPages is the paging engine of r's search_text pages, with opts.
 func (r *Root) newPages(opts ...paging.Option) *paging.Engine {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsmcp/fsmcp/worker/paging"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // toolError is a failure reported to the caller as a tool error: short,
@@ -24,13 +25,19 @@ func toolErrorf(format string, args ...any) error {
 	return &toolError{msg: fmt.Sprintf(format, args...)}
 }
 
-// errorResult turns an error into a tool result. Errors that are not tool
-// errors are internal; their text is replaced so nothing of the host leaks.
+// errorResult turns an error into a tool result. A tool error, or a walk's
+// (a ceiling crossed, a directory unreadable), is reported as it is; any
+// other error is internal, and its text is replaced so nothing of the host
+// leaks.
 func errorResult(err error) *mcp.CallToolResult {
 	msg := "internal error; the call was not completed"
 	var te *toolError
-	if errors.As(err, &te) {
+	var we *walk.Error
+	switch {
+	case errors.As(err, &te):
 		msg = te.msg
+	case errors.As(err, &we):
+		msg = we.Error()
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }

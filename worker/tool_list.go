@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/fsmcp/fsmcp/internal/toolset"
-	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/relpath"
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // Page sizes of the listing and search tools: a larger limit is clamped.
@@ -60,38 +60,23 @@ func (r *Root) listDirectory(ctx context.Context, a listArgs) (*pageResult, erro
 	if err := r.resume(a.Cursor, scope, &pos); err != nil {
 		return nil, err
 	}
-	w := r.newWalk(ctx)
-	sc, err := w.openScope(dir, false)
+	w := r.tree.Walk(ctx)
+	sc, err := w.OpenScope(dir, false)
 	if err != nil {
 		return nil, err
 	}
-	defer sc.close()
-	var items []listItem
-	if sc.d != nil {
-		es, err := w.readDir(sc.d, dir)
-		if err != nil {
-			return nil, err
+	defer sc.Close()
+	es, err := w.Served(sc)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]listItem, 0, len(es))
+	for _, e := range es {
+		item := listItem{Name: e.Name, Kind: "file", Path: relpath.Join(dir, e.Name)}
+		if e.Dir {
+			item.Kind = "directory"
 		}
-		for _, e := range es {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			path := relpath.Join(dir, e.name)
-			item := listItem{Name: e.name, Kind: "file", Path: path}
-			if e.kind == confine.KindDir {
-				if ok, err := w.dirServed(sc.d, path); err != nil {
-					return nil, err
-				} else if !ok {
-					continue
-				}
-				item.Kind = "directory"
-			} else if ok, _, err := w.fileServed(sc.d, path, e.name); err != nil {
-				return nil, err
-			} else if !ok {
-				continue
-			}
-			items = append(items, item)
-		}
+		items = append(items, item)
 	}
 	slices.SortFunc(items, func(a, b listItem) int { return strings.Compare(a.Name, b.Name) })
 	all := make([]pageItem, len(items))
@@ -134,8 +119,8 @@ type pathItem struct {
 type search struct {
 	limit int
 	m     *textscan.Matcher
-	w     *walk
-	scope
+	w     *walk.Walk
+	walk.Scope
 	cur cursor.Scope
 }
 
@@ -177,12 +162,12 @@ func checkSearch(tool string, a searchArgs) (*searchCall, error) {
 
 // openSearch opens a checked search's scope; the caller closes it.
 func (r *Root) openSearch(ctx context.Context, c *searchCall, fileOK bool) (*search, error) {
-	w := r.newWalk(ctx)
-	sc, err := w.openScope(c.dir, fileOK)
+	w := r.tree.Walk(ctx)
+	sc, err := w.OpenScope(c.dir, fileOK)
 	if err != nil {
 		return nil, err
 	}
-	return &search{limit: c.limit, m: c.m, w: w, scope: sc, cur: c.cur}, nil
+	return &search{limit: c.limit, m: c.m, w: w, Scope: sc, cur: c.cur}, nil
 }
 
 func (r *Root) searchFiles(ctx context.Context, a searchArgs) (*pageResult, error) {
@@ -198,22 +183,20 @@ func (r *Root) searchFiles(ctx context.Context, a searchArgs) (*pageResult, erro
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
+	defer s.Close()
 	var all []pageItem
-	if s.d != nil {
-		err = s.w.eachFile(s.d, s.dir, func(_ *confine.Dir, path, _ string, _ *confine.Identity) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if s.m.MatchString(path) {
-				b, _ := json.Marshal(pathItem{Path: path})
-				all = append(all, pageItem{b, []byte(path + "\n")})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+	err = s.w.EachPath(s.Scope, func(path string) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+		if s.m.MatchString(path) {
+			b, _ := json.Marshal(pathItem{Path: path})
+			all = append(all, pageItem{b, []byte(path + "\n")})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return r.pageOf(s.cur, pos, all, s.limit)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fsmcp/fsmcp/worker/cursor"
 	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 type textItem struct {
@@ -60,7 +61,7 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
+	defer s.Close()
 	scope, err := r.textScopeOf(s, resumed)
 	if err != nil {
 		return nil, err
@@ -110,7 +111,7 @@ func searchFailure(err error, resumed bool) error {
 // the engine asks whether it is still kept (nil for a single file), and
 // where the page starts.
 type textScope struct {
-	files []paging.File
+	files []walk.File
 	state string
 	kept  paging.Kept
 	pos   textCursor
@@ -119,12 +120,12 @@ type textScope struct {
 // keptScope is the inventory of the scope dir as the paging engine sees
 // it: current while the root's inventories keep it for dir.
 type keptScope struct {
-	c   *inventories
+	c   *walk.Inventories
 	dir string
-	inv *inventory
+	inv *walk.Inventory
 }
 
-func (k keptScope) Current() bool { return k.c.isKept(k.dir, k.inv) }
+func (k keptScope) Current() bool { return k.c.Kept(k.dir, k.inv) }
 
 // textScopeOf is s's scope as a page resumed from resumed (nil: the first
 // page) finds it. Every page binds the state of the whole scope. An
@@ -136,16 +137,16 @@ func (k keptScope) Current() bool { return k.c.isKept(k.dir, k.inv) }
 func (r *Root) textScopeOf(s *search, resumed *textCursor) (*textScope, error) {
 	t := &textScope{}
 	switch {
-	case s.file != nil:
-		t.files = []paging.File{*s.file}
-	case s.d != nil:
-		inv, err := r.scopeInventory(s, resumed != nil)
+	case s.File != nil:
+		t.files = []walk.File{*s.File}
+	case s.D != nil:
+		inv, err := r.inv.Take(s.w, s.Scope, resumed != nil, r.scopeState)
 		if err != nil {
 			return nil, err
 		}
-		t.files, t.kept = inv.files, keptScope{c: r.inv, dir: s.dir, inv: inv}
+		t.files, t.kept = inv.Files, keptScope{c: r.inv, dir: s.Dir, inv: inv}
 		if !r.Deterministic() {
-			t.state = inv.state
+			t.state = inv.State
 		}
 	}
 	if t.state == "" {
@@ -169,7 +170,7 @@ func (r *Root) textScopeOf(s *search, resumed *textCursor) (*textScope, error) {
 
 // within reports whether t names a place in files: a file of them (or
 // their end) and an offset inside it, after the start of its line.
-func (t *textCursor) within(files []paging.File) bool {
+func (t *textCursor) within(files []walk.File) bool {
 	if t.File < 0 || t.File > len(files) || t.Offset < 0 || t.Line < 0 || t.LineStart < 0 || t.LineStart > t.Offset {
 		return false
 	}
@@ -192,7 +193,7 @@ func textMatchOf(path string, mt textscan.Match) paging.Item {
 // scopeState digests what a text-search cursor binds: every in-scope path
 // with its physical identity by default, or with its size and content
 // digest when cursors are deterministic.
-func (r *Root) scopeState(files []paging.File) (string, error) {
+func (r *Root) scopeState(files []walk.File) (string, error) {
 	h := sha256.New()
 	var buf []byte
 	b := &hashBudget{left: r.lim.MaxCursorHashBytes}

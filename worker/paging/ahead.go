@@ -11,6 +11,7 @@ import (
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/procs"
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // A search page's files are opened, checked and scanned on more than one
@@ -42,7 +43,7 @@ import (
 // files of a next page and of the pages after it (next_page.go).
 type scanAhead struct {
 	e      *Engine
-	files  []File
+	files  []walk.File
 	first  int               // files[first] is slots[0]
 	pos    textscan.Position // where files[first] is scanned from
 	slots  []aheadSlot
@@ -137,7 +138,7 @@ func (e *Engine) startAhead(ctx context.Context, req Request, guards *pageGuards
 // of the pages after it (next_page.go): as many goroutines as scan a page
 // then scan its files from the first, the page's own joins them once the
 // page is asked for, and one file is enough to start.
-func (e *Engine) newAhead(ctx context.Context, m *textscan.Matcher, limit int, files []File, from Position, guards *pageGuards, run bool) *scanAhead {
+func (e *Engine) newAhead(ctx context.Context, m *textscan.Matcher, limit int, files []walk.File, from Position, guards *pageGuards, run bool) *scanAhead {
 	first, pos := from.File, from.At
 	var plan []int64
 	if run {

@@ -1,6 +1,9 @@
 package paging
 
-import "github.com/fsmcp/fsmcp/worker/textscan"
+import (
+	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
+)
 
 // What a page plans to take from files scanned ahead, and when it takes an
 // outcome as it is (see scan_ahead.go).
@@ -12,7 +15,7 @@ import "github.com/fsmcp/fsmcp/worker/textscan"
 // maxTermLen, up to and including the file it ends in. A file before
 // which the page turns out to have another budget is scanned again by the
 // page, unless both budgets cover it whole.
-func aheadBudgets(files []File, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
+func aheadBudgets(files []walk.File, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
 	if first >= len(files) || budget < int64(maxTermLen) {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // The page's goroutine waits for each slot in turn while scanners mark
@@ -86,7 +87,7 @@ func TestWaitReadyEnds(t *testing.T) {
 
 // aheadBudgetsByAppend is aheadBudgets as it was first written, growing
 // its plan file by file: the plan made at once must be the same.
-func aheadBudgetsByAppend(files []File, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
+func aheadBudgetsByAppend(files []walk.File, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
 	if first >= len(files) || budget < int64(maxTermLen) {
 		return nil
 	}
@@ -122,7 +123,7 @@ func TestAheadBudgets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 50 {
-				files := make([]File, tc.files)
+				files := make([]walk.File, tc.files)
 				for i := range files {
 					files[i].ID.Size = rng.Int64N(tc.maxSize)
 				}

@@ -3,8 +3,8 @@
 // next pages' files while the client turns each page around, and answers
 // every page exactly as a page that scans its files one after the other.
 //
-// A page is the matches of a scope's files (the path-ordered Files a walk
-// found, with their identities) from a Position on: each file is opened
+// A page is the matches of a scope's files (the path-ordered walk.Files a
+// walk found, with their identities) from a Position on: each file is opened
 // beneath the root, checked against its identity, guarded against writes
 // while it is read, scanned, and checked again. The page ends when it has
 // read the byte budget (Config.ScanBytes), when a match does not fit (the
@@ -35,14 +35,8 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
-
-// File is one file of a scope: its path beneath the root and the identity
-// the walk found it with.
-type File struct {
-	Path string
-	ID   confine.Identity
-}
 
 // Position is a place in a scope: the index of a file in it (the scope's
 // length at its end), and where in that file.
@@ -196,9 +190,9 @@ func (e *Engine) Close() { e.next.close() }
 // Request is one page asked for.
 type Request struct {
 	Matcher *textscan.Matcher
-	Limit   int    // items the page holds at most
-	Files   []File // the scope, in path order
-	Kept    Kept   // the inventory Files come from; nil: none kept
+	Limit   int         // items the page holds at most
+	Files   []walk.File // the scope, in path order
+	Kept    Kept        // the inventory Files come from; nil: none kept
 	From    Position
 	// Token is the cursor the page was asked with, "" for a search's
 	// first page.

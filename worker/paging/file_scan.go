@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // fileScan is what scanning one file of a page came to. stopped reports
@@ -30,7 +31,7 @@ type fileScan struct {
 // scanFile scans one file from pos within budget, calling emit for each
 // match; see fileScan. guards watches the file for writes while it is
 // scanned.
-func (e *Engine) scanFile(sc *textscan.Scanner, guards *pageGuards, f File, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
+func (e *Engine) scanFile(sc *textscan.Scanner, guards *pageGuards, f walk.File, pos textscan.Position, budget int64, emit func(textscan.Match) bool) fileScan {
 	r, id, err := e.dir.OpenReader(f.Path)
 	return scanOpened(sc, guards, fileJob{f: f, op: confine.Opened{R: r, ID: id, Err: err}, from: pos, budget: budget}, emit)
 }
@@ -48,7 +49,7 @@ func (e *Engine) scanFile(sc *textscan.Scanner, guards *pageGuards, f File, pos 
 // same inventory identity, and a change the check here would find is still
 // there then.
 type fileJob struct {
-	f      File
+	f      walk.File
 	op     confine.Opened
 	from   textscan.Position
 	budget int64

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // writeFiles writes n files named by name(i) holding body(i) into a new
@@ -26,7 +27,7 @@ func writeFiles(t *testing.T, n int, name func(i int) string, body func(i int) s
 
 // openScope opens dir as a root, closed with the test, and returns it and
 // its files in path order with their identities, as a walk finds them.
-func openScope(t *testing.T, dir string) (*confine.Root, []File) {
+func openScope(t *testing.T, dir string) (*confine.Root, []walk.File) {
 	t.Helper()
 	root, err := confine.Open(dir)
 	if err != nil {
@@ -37,14 +38,14 @@ func openScope(t *testing.T, dir string) (*confine.Root, []File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var files []File
+	var files []walk.File
 	for _, de := range es {
 		r, id, err := root.OpenReader(de.Name())
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Close()
-		files = append(files, File{Path: de.Name(), ID: id})
+		files = append(files, walk.File{Path: de.Name(), ID: id})
 	}
 	return root, files // os.ReadDir sorts by name
 }

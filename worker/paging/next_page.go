@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // A page that hands out a cursor starts scanning the next
@@ -73,7 +74,7 @@ type nextPages struct {
 // whole file would serve neither the page that ends in it nor the one that
 // starts in it. A prediction that fails (a binary file, a page ended by
 // its matches) costs a file scanned again, never a different page.
-func runBudgets(files []File, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
+func runBudgets(files []walk.File, first int, pos textscan.Position, budget int64, maxTermLen int) []int64 {
 	if first >= len(files) || budget < int64(maxTermLen) {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/textscan"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // TestNextPageEarlyFiles: a next page of many small files scans at most
@@ -83,8 +84,8 @@ func TestNextPageWindow(t *testing.T) {
 // TestRunBudgets plans runs: files after the first whole, those a page is
 // predicted to end inside left to the pages (-1).
 func TestRunBudgets(t *testing.T) {
-	sizes := func(s ...int64) []File {
-		fs := make([]File, len(s))
+	sizes := func(s ...int64) []walk.File {
+		fs := make([]walk.File, len(s))
 		for i := range s {
 			fs[i].ID.Size = s[i]
 		}
@@ -92,7 +93,7 @@ func TestRunBudgets(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		files []File
+		files []walk.File
 		first int
 		pos   textscan.Position
 		want  []int64

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // pageOpens opens the files a page scans ahead in groups of
@@ -22,7 +23,7 @@ import (
 type pageOpens struct {
 	ctx    context.Context // the page's (or run's): take waits no longer
 	dir    *confine.Root
-	files  []File // the page's planned files, first to last
+	files  []walk.File // the page's planned files, first to last
 	groups []groupOpen
 	out    []confine.Opened
 	// closer closes the page's files a batch at a time, the last ones
@@ -55,7 +56,7 @@ var errPageEnded = errors.New("the page has ended")
 
 // newPageOpens opens files beneath dir for a page whose context is ctx;
 // opening, if not nil, is called as each group's open begins.
-func newPageOpens(ctx context.Context, dir *confine.Root, files []File, opening func(g int)) *pageOpens {
+func newPageOpens(ctx context.Context, dir *confine.Root, files []walk.File, opening func(g int)) *pageOpens {
 	n := len(files)
 	groups := (n + confine.BatchSize - 1) / confine.BatchSize
 	return &pageOpens{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
+	"github.com/fsmcp/fsmcp/worker/walk"
 )
 
 // TestPageOpensSideBySide: while one goroutine opens a group, another
@@ -16,13 +17,13 @@ import (
 // waiting for it; both then get their files, and a group is opened once.
 func TestPageOpensSideBySide(t *testing.T) {
 	dir := t.TempDir()
-	var files []File
+	var files []walk.File
 	for i := range 3 * confine.BatchSize {
 		name := fmt.Sprintf("f%03d.txt", i)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("text\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, File{Path: name})
+		files = append(files, walk.File{Path: name})
 	}
 	root, _ := openScope(t, dir)
 	began := make(chan int, 8)

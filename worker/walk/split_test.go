@@ -1,4 +1,4 @@
-package worker
+package walk
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsmcp/fsmcp/worker/paging"
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
@@ -107,7 +107,7 @@ func (tr splitTree) make(t *testing.T) string {
 // splitResult is what one walk gave: its files, error, the counts it
 // charged, its watches, and whether it kept watching.
 type splitResult struct {
-	files                 []paging.File
+	files                 []File
 	err                   error
 	nfiles, dirs, entries int64
 	watches               int
@@ -117,32 +117,32 @@ type splitResult struct {
 // walkOnce opens scope in r and inventories it, split (forced onto two
 // goroutines from the first job on) or sequentially (eachFile), with a
 // watch set of budget watches.
-func walkOnce(t *testing.T, r *Root, scope string, split bool, budget int) splitResult {
+func walkOnce(t *testing.T, r *Tree, scope string, split bool, budget int) splitResult {
 	t.Helper()
-	w := r.newWalk(context.Background())
-	sc, err := w.openScope(scope, false)
+	w := r.Walk(context.Background())
+	sc, err := w.OpenScope(scope, false)
 	if err != nil {
 		return splitResult{err: err}
 	}
-	if sc.d == nil {
+	if sc.D == nil {
 		t.Fatalf("scope %q opened as nothing", scope)
 	}
-	defer sc.close()
+	defer sc.Close()
 	set := watch.New(budget)
 	defer set.Close()
 	w.watch = set
 	var res splitResult
 	if split {
-		res.files, res.started, res.err = w.split(sc.d, sc.dir, walkSplit{force: true})
+		res.files, res.started, res.err = w.split(sc.D, sc.Dir, walkSplit{force: true})
 	} else {
-		res.err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&res.files))
+		res.err = w.eachFile(sc.D, sc.Dir, w.inventoryFile(&res.files))
 	}
 	res.nfiles, res.dirs, res.entries = w.n.files.Load(), w.n.dirs.Load(), w.n.entries.Load()
 	res.watches, res.watching = set.Len(), w.watch != nil
 	return res
 }
 
-func paths(fs []paging.File) []string {
+func paths(fs []File) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.Path
@@ -162,11 +162,7 @@ func TestSplitWalk(t *testing.T) {
 			if err := os.Link(filepath.Join(dir, tr.paths[len(tr.paths)/2]), filepath.Join(t.TempDir(), "link")); err != nil {
 				t.Fatal(err)
 			}
-			r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: DefaultLimits})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := openTree(t, dir, limits.Default)
 			seq := walkOnce(t, r, tr.scope, false, 1<<20)
 			if seq.err != nil {
 				t.Fatal(seq.err)
@@ -203,12 +199,12 @@ func TestSplitWalk(t *testing.T) {
 // TestJoinJobs: joinJobs's concatenation is the jobs' files in order,
 // whether it copies on one goroutine or two, however the jobs' sizes fall.
 func TestJoinJobs(t *testing.T) {
-	jobs := func(sizes ...int) [][]paging.File {
-		out := make([][]paging.File, len(sizes))
+	jobs := func(sizes ...int) [][]File {
+		out := make([][]File, len(sizes))
 		k := 0
 		for j, n := range sizes {
 			for range n {
-				out[j] = append(out[j], paging.File{Path: fmt.Sprint(k)})
+				out[j] = append(out[j], File{Path: fmt.Sprint(k)})
 				k++
 			}
 		}
@@ -255,15 +251,8 @@ func TestSplitWalkLimits(t *testing.T) {
 	for _, tr := range splitTrees() {
 		t.Run(tr.name, func(t *testing.T) {
 			dir := tr.make(t)
-			open := func(lim Limits) *Root {
-				r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { r.Close() })
-				return r
-			}
-			full := walkOnce(t, open(DefaultLimits), tr.scope, false, 1<<20)
+			open := func(lim limits.Limits) *Tree { return openTree(t, dir, lim) }
+			full := walkOnce(t, open(limits.Default), tr.scope, false, 1<<20)
 			if full.err != nil {
 				t.Fatal(full.err)
 			}
@@ -274,18 +263,18 @@ func TestSplitWalkLimits(t *testing.T) {
 			for _, tc := range []struct {
 				name  string
 				total int64
-				set   func(*Limits, int64)
+				set   func(*limits.Limits, int64)
 			}{
-				{"files", full.nfiles, func(l *Limits, n int64) { l.MaxFiles = n }},
-				{"dirs", full.dirs, func(l *Limits, n int64) { l.MaxDirectories = n }},
-				{"entries", full.entries, func(l *Limits, n int64) { l.MaxEntries = n }},
-				{"depth", depth, func(l *Limits, n int64) { l.MaxDepth = n }},
+				{"files", full.nfiles, func(l *limits.Limits, n int64) { l.MaxFiles = n }},
+				{"dirs", full.dirs, func(l *limits.Limits, n int64) { l.MaxDirectories = n }},
+				{"entries", full.entries, func(l *limits.Limits, n int64) { l.MaxEntries = n }},
+				{"depth", depth, func(l *limits.Limits, n int64) { l.MaxDepth = n }},
 			} {
 				for _, at := range []int64{1, tc.total / 2, tc.total - 1, tc.total} {
 					if at < 1 && tc.name != "depth" {
 						continue // not a valid ceiling
 					}
-					lim := DefaultLimits
+					lim := limits.Default
 					tc.set(&lim, at)
 					r := open(lim)
 					seq := walkOnce(t, r, tr.scope, false, 1<<20)
@@ -299,16 +288,16 @@ func TestSplitWalkLimits(t *testing.T) {
 					if got.err == nil && !slices.Equal(got.files, seq.files) {
 						t.Fatalf("%s at %d: split walk answered otherwise", tc.name, at)
 					}
-					w := r.newWalk(context.Background())
-					sc, err := w.openScope(tr.scope, false)
+					w := r.Walk(context.Background())
+					sc, err := w.OpenScope(tr.scope, false)
 					if err != nil {
 						if seq.err == nil || err.Error() != seq.err.Error() {
 							t.Fatalf("%s at %d: scope: %v, sequential walk %v", tc.name, at, err, seq.err)
 						}
 						continue
 					}
-					files, err := w.inventory(sc.d, sc.dir, walkSplit{force: true})
-					sc.close()
+					files, err := w.inventory(sc.D, sc.Dir, walkSplit{force: true})
+					sc.Close()
 					if fmt.Sprint(err) != fmt.Sprint(seq.err) || !slices.Equal(files, seq.files) {
 						t.Fatalf("%s at %d: inventory %d files, %v; sequential %d files, %v",
 							tc.name, at, len(files), err, len(seq.files), seq.err)
@@ -325,11 +314,7 @@ func TestSplitWalkLimits(t *testing.T) {
 func TestSplitWalkWatchRefused(t *testing.T) {
 	tr := splitTrees()[0] // wide: 41 directories
 	dir := tr.make(t)
-	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: DefaultLimits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTree(t, dir, limits.Default)
 	for _, budget := range []int{0, 1, 5, 20, 40, 41} {
 		seq := walkOnce(t, r, "", false, budget)
 		got := walkOnce(t, r, "", true, budget)
@@ -352,11 +337,7 @@ func TestSplitWalkWatchRefused(t *testing.T) {
 func TestSplitWalkCancelled(t *testing.T) {
 	wide := splitTrees()[0] // a job is a directory of 25 files
 	dir, total := wide.make(t), int64(len(wide.paths))
-	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: DefaultLimits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTree(t, dir, limits.Default)
 	before := runtime.NumGoroutine()
 	// once cancels a walk after the calling goroutine's jobs-th job and
 	// reports whether the cancellation had anything left to stop (on a
@@ -366,12 +347,12 @@ func TestSplitWalkCancelled(t *testing.T) {
 	once := func(jobs int, whole bool) bool {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		w := r.newWalk(ctx)
-		sc, err := w.openScope("", false)
+		w := r.Walk(ctx)
+		sc, err := w.OpenScope("", false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer sc.close()
+		defer sc.Close()
 		done, charged := 0, int64(0)
 		sp := walkSplit{force: true, done: func() {
 			if done++; done == jobs {
@@ -379,12 +360,12 @@ func TestSplitWalkCancelled(t *testing.T) {
 				charged = w.n.files.Load()
 			}
 		}}
-		var files []paging.File
+		var files []File
 		if whole {
-			files, err = w.inventory(sc.d, sc.dir, sp)
+			files, err = w.inventory(sc.D, sc.Dir, sp)
 		} else {
 			var started bool
-			files, started, err = w.split(sc.d, sc.dir, sp)
+			files, started, err = w.split(sc.D, sc.Dir, sp)
 			if !started {
 				t.Fatal("the split walk ran on one goroutine")
 			}
@@ -432,7 +413,7 @@ func TestSplitWalkCancelled(t *testing.T) {
 // a leaf), each directory watched as a kept inventory's are, two ways
 // taking turns in one loop:
 //
-//	split-ns      as walkScope takes it (inventory): split onto two
+//	split-ns      as Take takes it (inventory): split onto two
 //	              goroutines
 //	seq-ns        on one goroutine (eachFile): what inventory's
 //	              sequential redo does
@@ -455,31 +436,27 @@ func BenchmarkSplitWalk(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	lim := DefaultLimits
+	lim := limits.Default
 	lim.MaxFiles, lim.MaxDirectories = 1<<20, 1<<20
-	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
+	r := openTree(b, dir, lim)
 	const split, seq = 0, 1
 	once := func(how int) time.Duration {
 		start := time.Now()
-		w := r.newWalk(context.Background())
-		sc, err := w.openScope("", false)
+		w := r.Walk(context.Background())
+		sc, err := w.OpenScope("", false)
 		if err != nil {
 			b.Fatal(err)
 		}
-		set := watch.New(maxWatches)
+		set := watch.New(1 << 15)
 		w.watch = set
-		var got []paging.File
+		var got []File
 		switch how {
 		case split:
-			got, err = w.inventory(sc.d, sc.dir, walkSplit{after: splitAfter})
+			got, err = w.inventory(sc.D, sc.Dir, walkSplit{after: splitAfter})
 		case seq:
-			err = w.eachFile(sc.d, sc.dir, w.inventoryFile(&got))
+			err = w.eachFile(sc.D, sc.Dir, w.inventoryFile(&got))
 		}
-		sc.close()
+		sc.Close()
 		set.Close()
 		if err != nil || len(got) != files || w.watch == nil {
 			b.Fatalf("%d files, %v, watching %v", len(got), err, w.watch != nil)

@@ -1,4 +1,4 @@
-package worker
+package walk
 
 import (
 	"context"
@@ -8,12 +8,11 @@ import (
 	"sync/atomic"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
-	"github.com/fsmcp/fsmcp/worker/paging"
 	"github.com/fsmcp/fsmcp/worker/procs"
 	"github.com/fsmcp/fsmcp/worker/relpath"
 )
 
-// A split walk inventories a text-search scope (walkScope) on two
+// A split walk inventories a text-search scope (inventoryScope) on two
 // goroutines where the scope is big: on this kind of machine nearly all of
 // a cold walk is system calls (open, watch, getdents, and one fstatat a
 // file), which a second core can share. It gives the answer the sequential
@@ -74,8 +73,8 @@ type walkJob struct {
 
 // inventoryFile returns the fn of eachFile that appends to files the
 // served files w finds, each with its identity: a file with more than one
-// link is watched, then stat'ed again (see walkScope).
-func (w *walk) inventoryFile(files *[]paging.File) func(d *confine.Dir, path, name string, st *confine.Identity) error {
+// link is watched, then stat'ed again (see inventoryScope).
+func (w *Walk) inventoryFile(files *[]File) func(d *confine.Dir, path, name string, st *confine.Identity) error {
 	return func(d *confine.Dir, path, name string, st *confine.Identity) error {
 		if err := w.ctx.Err(); err != nil {
 			return err
@@ -89,7 +88,7 @@ func (w *walk) inventoryFile(files *[]paging.File) func(d *confine.Dir, path, na
 			if !have {
 				got, err := d.Stat(name)
 				if err != nil && !gone(err) {
-					return errDirUnreadable
+					return errUnreadable
 				}
 				if err != nil || got.Kind() != confine.KindFile {
 					return nil
@@ -101,7 +100,7 @@ func (w *walk) inventoryFile(files *[]paging.File) func(d *confine.Dir, path, na
 			}
 			have = false // stat'ed before its own watch: stat again
 		}
-		*files = append(*files, paging.File{Path: path, ID: id})
+		*files = append(*files, File{Path: path, ID: id})
 		return nil
 	}
 }
@@ -109,7 +108,7 @@ func (w *walk) inventoryFile(files *[]paging.File) func(d *confine.Dir, path, na
 // inventory returns every served file below the directory d at dir in
 // path order, with its identity: a split walk, or after any failure of
 // one, a sequential walk from the counts it started with.
-func (w *walk) inventory(d *confine.Dir, dir string, sp walkSplit) ([]paging.File, error) {
+func (w *Walk) inventory(d *confine.Dir, dir string, sp walkSplit) ([]File, error) {
 	files0, dirs0, entries0 := w.n.files.Load(), w.n.dirs.Load(), w.n.entries.Load()
 	files, _, err := w.split(d, dir, sp)
 	if err == nil {
@@ -126,7 +125,7 @@ func (w *walk) inventory(d *confine.Dir, dir string, sp walkSplit) ([]paging.Fil
 // split is the split walk of inventory; it reports whether a second
 // goroutine took part. When it returns, every goroutine it started has
 // ended, and w.watch is what is left of the shared set.
-func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]paging.File, bool, error) {
+func (w *Walk) split(d *confine.Dir, dir string, sp walkSplit) ([]File, bool, error) {
 	ctx, cancel := context.WithCancel(w.ctx)
 	defer cancel()
 	shared := &sharedWatch{set: w.watch}
@@ -137,12 +136,12 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]paging.File, b
 			o.Close()
 		}
 	}()
-	first := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared}
+	first := &Walk{t: w.t, ctx: ctx, n: w.n, shared: shared}
 	jobs, err := first.expand(d, dir, &opened)
 	if err != nil {
 		return nil, false, err
 	}
-	out := make([][]paging.File, len(jobs))
+	out := make([][]File, len(jobs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var secondErr error
@@ -158,7 +157,7 @@ func (w *walk) split(d *confine.Dir, dir string, sp walkSplit) ([]paging.File, b
 			return
 		}
 		started = true
-		second := &walk{r: w.r, ctx: ctx, n: w.n, shared: shared}
+		second := &Walk{t: w.t, ctx: ctx, n: w.n, shared: shared}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -191,13 +190,13 @@ const joinSplitAt = 16384
 // inventory's 7 MB took 50-80 ms to copy on one goroutine), so when the
 // walk ran on two goroutines and the files are many, a second goroutine
 // copies the second half of the jobs meanwhile.
-func joinJobs(out [][]paging.File, two bool) []paging.File {
+func joinJobs(out [][]File, two bool) []File {
 	n := 0
 	for _, o := range out {
 		n += len(o)
 	}
-	files := make([]paging.File, n)
-	copyJobs := func(jobs [][]paging.File, at int) {
+	files := make([]File, n)
+	copyJobs := func(jobs [][]File, at int) {
 		for _, o := range jobs {
 			at += copy(files[at:], o)
 		}
@@ -227,7 +226,7 @@ func joinJobs(out [][]paging.File, two bool) []paging.File {
 // below it as eachFile would, until a level holds splitJobs directories or
 // splitLevels levels are read, and returns the rest of the walk as jobs in
 // path order. The directories it opens are added to opened.
-func (w *walk) expand(d *confine.Dir, dir string, opened *[]*confine.Dir) ([]walkJob, error) {
+func (w *Walk) expand(d *confine.Dir, dir string, opened *[]*confine.Dir) ([]walkJob, error) {
 	jobs := []walkJob{{dir: dir, open: d}}
 	for range splitLevels {
 		subtrees := 0
@@ -270,7 +269,7 @@ func (w *walk) expand(d *confine.Dir, dir string, opened *[]*confine.Dir) ([]wal
 				switch {
 				case e.kind == confine.KindDir:
 					run = -1
-					if !w.r.sel.PruneDir(relpath.Join(path, e.name)) {
+					if !w.t.sel.PruneDir(relpath.Join(path, e.name)) {
 						next = append(next, walkJob{d: sub, dir: path, es: es[i : i+1]})
 					}
 				case run >= 0 && len(next[run].es) < splitFiles:
@@ -289,7 +288,7 @@ func (w *walk) expand(d *confine.Dir, dir string, opened *[]*confine.Dir) ([]wal
 // runJobs does the jobs not yet taken (next is the first), one after the
 // other, until none is left or one fails, putting each job's files in its
 // slot of out; between two jobs it calls between, if not nil.
-func (w *walk) runJobs(jobs []walkJob, out [][]paging.File, next *atomic.Int64, between func()) error {
+func (w *Walk) runJobs(jobs []walkJob, out [][]File, next *atomic.Int64, between func()) error {
 	for {
 		i := int(next.Add(1) - 1)
 		if i >= len(jobs) {
@@ -305,7 +304,7 @@ func (w *walk) runJobs(jobs []walkJob, out [][]paging.File, next *atomic.Int64, 
 }
 
 // runJob walks one job as eachFile would, appending its files to files.
-func (w *walk) runJob(j walkJob, files *[]paging.File) error {
+func (w *Walk) runJob(j walkJob, files *[]File) error {
 	fn := w.inventoryFile(files)
 	if j.open != nil {
 		return w.eachFile(j.open, j.dir, fn)

@@ -1,4 +1,4 @@
-package worker
+package walk
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/worker/confine"
 )
 
@@ -29,11 +30,7 @@ func TestWalkCancelled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: DefaultLimits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTree(t, dir, limits.Default)
 	for _, scope := range []string{"flat", "nested"} {
 		for _, after := range []int{0, 1, 700} {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -41,9 +38,9 @@ func TestWalkCancelled(t *testing.T) {
 			if after == 0 {
 				cancel()
 			}
-			w := r.newWalk(ctx)
-			sc, err := w.openScope(scope, false)
-			d := sc.d
+			w := r.Walk(ctx)
+			sc, err := w.OpenScope(scope, false)
+			d := sc.D
 			if after == 0 {
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("%s: a walk cancelled before it started: %v", scope, err)

@@ -1,8 +1,7 @@
-package worker
+package walk
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,24 +10,40 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsmcp/fsmcp/internal/limits"
 	"github.com/fsmcp/fsmcp/worker/watch"
 )
 
-// searchPages follows search_text's cursors from the start and returns
-// the items' evidence in order.
-func searchPages(t *testing.T, r *Root, query string) []string {
+// take takes c's inventory of the scope dir of tree as a search page
+// (resumed from a cursor or not) takes it.
+func take(t *testing.T, tree *Tree, c *Inventories, dir string, resumed bool) *Inventory {
 	t.Helper()
-	q, _ := json.Marshal(query)
-	var got []string
-	for _, p := range followPages(t, r, searchArgs{Query: q}) {
-		got = append(got, p.items...)
+	w := tree.Walk(context.Background())
+	sc, err := w.OpenScope(dir, true)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return got
+	defer sc.Close()
+	inv, err := c.Take(w, sc, resumed, func(files []File) (string, error) { return fmt.Sprint(len(files)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }
 
-// TestInventoryCache pages through the same tree with the cache, with a
-// watch limit too small for the scope (every page walks) and after a
-// change: the answers agree, and only the first root keeps the scope.
+// newInventories is a cache of budget watches, idle after idle, closed
+// with the test.
+func newInventories(t *testing.T, budget int, idle time.Duration) *Inventories {
+	c := NewInventories(watch.NewBudget(budget), idle)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// TestInventoryCache takes the inventory of the same tree with a cache,
+// with a watch budget too small for the scope (every page walks) and
+// after a change: the inventories agree, a later page takes the kept one,
+// and only the first cache keeps the scope, with a watch for each
+// directory and for the file with a second link.
 func TestInventoryCache(t *testing.T) {
 	dir := t.TempDir()
 	line := strings.Repeat("x", 100) + " needle\n"
@@ -41,49 +56,43 @@ func TestInventoryCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	open := func(watches int) *Root {
-		lim := DefaultLimits
-		lim.MaxScanBytes = 16384
-		r, err := Open(Config{Root: dir, Include: []string{"**"}, Limits: lim})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.inv = newInventories(watch.NewBudget(watches))
-		t.Cleanup(func() { r.Close() })
-		return r
-	}
 	// f5 has a second link (outside the root), so a watch of its own.
 	if err := os.Link(filepath.Join(dir, "d1", "f5.txt"), filepath.Join(t.TempDir(), "f5-link")); err != nil {
 		t.Fatal(err)
 	}
-	cached, walked := open(maxWatches), open(2)
-	want := searchPages(t, walked, "needle")
-	if len(want) != 6*200 {
-		t.Fatalf("%d matches, want %d", len(want), 6*200)
+	tree := openTree(t, dir, limits.Default)
+	cached, walked := newInventories(t, 1<<15, time.Minute), newInventories(t, 2, time.Minute)
+	want := take(t, tree, walked, "", false).Files
+	if len(want) != 6 {
+		t.Fatalf("%d files, want 6", len(want))
 	}
-	if got := searchPages(t, cached, "needle"); !slices.Equal(got, want) {
-		t.Fatal("the cached root answered differently from the walking one")
+	kept := take(t, tree, cached, "", false)
+	if !slices.Equal(kept.Files, want) {
+		t.Fatal("the caching inventories found other files than the walking ones")
 	}
-	if n := len(cached.inv.scopes); n != 1 {
-		t.Fatalf("the cached root keeps %d scopes, want 1", n)
+	if take(t, tree, cached, "", true) != kept {
+		t.Fatal("a later page walked instead of taking the kept inventory")
 	}
-	if n := len(walked.inv.scopes); n != 0 {
-		t.Fatalf("the root without enough watches keeps %d scopes, want 0", n)
+	if n := len(cached.scopes); n != 1 {
+		t.Fatalf("the cache keeps %d scopes, want 1", n)
 	}
-	if n := cached.inv.set.Len(); n != 3+1 {
+	if n := len(walked.scopes); n != 0 {
+		t.Fatalf("the cache without enough watches keeps %d scopes, want 0", n)
+	}
+	if n := cached.set.Len(); n != 3+1 {
 		t.Fatalf("%d watches, want 4 (3 directories, the file with two links)", n)
 	}
 
-	// A change drops the cache; the next search sees it.
+	// A change drops the cache; the next page sees it.
 	if err := os.WriteFile(filepath.Join(dir, "d0", "f0.txt"), []byte("needle\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want = searchPages(t, walked, "needle")
-	if len(want) != 5*200+1 {
-		t.Fatalf("%d matches after the change, want %d", len(want), 5*200+1)
+	want = take(t, tree, walked, "", true).Files
+	if want[0].ID.Size != int64(len("needle\n")) {
+		t.Fatalf("the walking inventory holds d0/f0.txt as %d bytes, want %d", want[0].ID.Size, len("needle\n"))
 	}
-	if got := searchPages(t, cached, "needle"); !slices.Equal(got, want) {
-		t.Fatal("the cached root missed the change")
+	if got := take(t, tree, cached, "", true); got == kept || !slices.Equal(got.Files, want) {
+		t.Fatal("the kept inventory missed the change")
 	}
 }
 
@@ -102,11 +111,8 @@ func TestInventorySwappedScope(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Open(Config{Root: dir, Include: []string{"**"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	tree := openTree(t, dir, limits.Default)
+	c := newInventories(t, 1<<15, time.Minute)
 	for _, tc := range []struct {
 		name string
 		swap func()
@@ -122,37 +128,33 @@ func TestInventorySwappedScope(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := checkSearch("search_text", searchArgs{Query: json.RawMessage(`"needle"`), Path: "a/d"})
+			w := tree.Walk(context.Background())
+			sc, err := w.OpenScope("a/d", true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := r.openSearch(context.Background(), c, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.close()
-			before := s.d
+			defer sc.Close()
+			before := sc.D
 			tc.swap()
-			inv, err := r.scopeInventory(s, false)
+			inv, err := c.Take(w, sc, false, func([]File) (string, error) { return "", nil })
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.d != before || len(inv.files) != 1 {
-				t.Fatalf("inventory %+v", inv.files)
+			if sc.D != before || len(inv.Files) != 1 {
+				t.Fatalf("inventory %+v", inv.Files)
 			}
-			if n := len(r.inv.scopes); n != 0 {
-				t.Fatalf("the root keeps %d scopes after a swap no watch saw, want 0", n)
+			if n := len(c.scopes); n != 0 {
+				t.Fatalf("the cache keeps %d scopes after a swap no watch saw, want 0", n)
 			}
 		})
 	}
 }
 
 // TestInventoryIdle: kept inventories give their watches back once idle
-// for watchIdle, not before; the timer does it on its own; the next search
-// walks and keeps again; a walk that is not kept leaves no watches behind.
+// for their idle time, not before; the timer does it on its own; the next
+// search walks and keeps again; a walk that is not kept leaves no watches
+// behind.
 func TestInventoryIdle(t *testing.T) {
-	idle := watchIdle
-	t.Cleanup(func() { watchIdle = idle })
 	dir := t.TempDir()
 	for i := range 4 { // 5 directories: over a cap of 2 watches
 		p := filepath.Join(dir, fmt.Sprintf("d%d", i), "f.txt")
@@ -163,35 +165,36 @@ func TestInventoryIdle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Open(Config{Root: dir, Include: []string{"**"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	tree := openTree(t, dir, limits.Default)
+	c := newInventories(t, 1<<15, time.Hour)
 	held := func() (int, int) {
-		r.inv.mu.Lock()
-		defer r.inv.mu.Unlock()
-		return r.inv.set.Len(), len(r.inv.scopes)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.set.Len(), len(c.scopes)
+	}
+	idleAfter := func(d time.Duration) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.idleAfter = d
 	}
 
-	watchIdle = time.Hour
-	searchPages(t, r, "needle")
+	take(t, tree, c, "", false)
 	if w, s := held(); w == 0 || s != 1 {
 		t.Fatalf("after a search: %d watches, %d scopes kept", w, s)
 	}
-	r.inv.expire() // not idle for an hour: keeps
+	c.expire() // not idle for an hour: keeps
 	if w, s := held(); w == 0 || s != 1 {
 		t.Fatalf("expired before its idle time: %d watches, %d scopes", w, s)
 	}
-	watchIdle = 20 * time.Millisecond
+	idleAfter(20 * time.Millisecond)
 	time.Sleep(30 * time.Millisecond)
-	r.inv.expire()
+	c.expire()
 	if w, s := held(); w != 0 || s != 0 {
 		t.Fatalf("idle past its time: %d watches, %d scopes still held", w, s)
 	}
 
-	watchIdle = 100 * time.Millisecond
-	searchPages(t, r, "needle")
+	idleAfter(100 * time.Millisecond)
+	take(t, tree, c, "", false)
 	if w, s := held(); w == 0 || s != 1 {
 		t.Fatalf("after the idle time, a search keeps %d watches, %d scopes", w, s)
 	}
@@ -206,14 +209,9 @@ func TestInventoryIdle(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	small, err := Open(Config{Root: dir, Include: []string{"**"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer small.Close()
-	small.inv = newInventories(watch.NewBudget(2))
-	searchPages(t, small, "needle")
-	if n := small.inv.set.Len(); n != 0 {
+	small := newInventories(t, 2, time.Minute)
+	take(t, tree, small, "", false)
+	if n := small.set.Len(); n != 0 {
 		t.Fatalf("a walk over the watch cap left %d watches", n)
 	}
 }
@@ -234,30 +232,11 @@ func TestInventoryFreshWalks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Open(Config{Root: dir, Include: []string{"**"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	inventoryOf := func(resumed bool) *inventory {
-		t.Helper()
-		c, err := checkSearch("search_text", searchArgs{Query: json.RawMessage(`"needle"`), Path: "s"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := r.openSearch(context.Background(), c, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.close()
-		inv, err := r.scopeInventory(s, resumed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return inv
-	}
+	tree := openTree(t, dir, limits.Default)
+	c := newInventories(t, 1<<15, time.Minute)
+	inventoryOf := func(resumed bool) *Inventory { return take(t, tree, c, "s", resumed) }
 	kept := inventoryOf(false)
-	if !r.inv.isKept("s", kept) {
+	if !c.Kept("s", kept) {
 		t.Fatalf("the scope of %s is not kept: its temporary directory must be on ext4, xfs, btrfs or tmpfs (run with TMPDIR=/dev/shm)", dir)
 	}
 	if inv := inventoryOf(true); inv != kept {
@@ -278,10 +257,10 @@ func TestInventoryFreshWalks(t *testing.T) {
 		t.Fatal("a resumed page walked: no watch reports a write through a link made later")
 	}
 	fresh := inventoryOf(false)
-	if fresh == kept || len(fresh.files) != 2 || fresh.files[1].ID.Size != int64(len("needle, written elsewhere\n")) {
-		t.Fatalf("a fresh search's inventory %+v does not hold b.txt as written through its later link", fresh.files)
+	if fresh == kept || len(fresh.Files) != 2 || fresh.Files[1].ID.Size != int64(len("needle, written elsewhere\n")) {
+		t.Fatalf("a fresh search's inventory %+v does not hold b.txt as written through its later link", fresh.Files)
 	}
-	if !r.inv.isKept("s", fresh) {
+	if !c.Kept("s", fresh) {
 		t.Fatal("the fresh search's inventory is not the one kept for its later pages")
 	}
 }
