@@ -164,7 +164,7 @@ func Open(cfg Config) (*Root, error) {
 	r := &Root{cfg: cfg, lim: cfg.Limits, dir: dir, sel: sel, codec: codec, mask: mask}
 	r.tree = walk.New(dir, sel, cfg.Limits)
 	r.inv = walk.NewInventories(watches, watchIdle)
-	r.pages = r.newPages()
+	r.pages = r.newPages(paging.Options{})
 	if cfg.CursorKey != nil {
 		r.digests = newDigestCache(int(cfg.Limits.MaxFiles))
 	}
@@ -216,9 +216,9 @@ var watchIdle = func() time.Duration {
 }()
 
 // newPages is the paging engine of r's search_text pages, with opts.
-func (r *Root) newPages(opts ...paging.Option) *paging.Engine {
+func (r *Root) newPages(opts paging.Options) *paging.Engine {
 	cfg := paging.Config{ScanBytes: r.lim.MaxScanBytes, ResultBytes: r.lim.MaxResultBytes, Item: textMatchOf, Cost: itemCost}
-	return paging.New(r.dir, cfg, opts...)
+	return paging.New(r.dir, cfg, opts)
 }
 
 // SetSearchProcs lets each search_text page raise GOMAXPROCS to n (at most

@@ -51,22 +51,23 @@ func TestNextPageCarried(t *testing.T) {
 				// The first two pages tell what they keep; the third,
 				// what it takes.
 				asked := false
-				usePages(r, paging.Workers(workers), paging.Hold(time.Second),
-					paging.OnKeep(func(c bool) {
+				usePages(r, paging.Options{Workers: workers, Hold: time.Second,
+					NextKept: func(c bool) {
 						if !asked {
 							carried = c
 						}
-					}),
-					paging.OnTakeOver(func(ok bool) {
+					},
+					TakenOver: func(ok bool) {
 						if asked {
 							taken = ok
 						}
-					}),
-					paging.OnPageEnd(func(_, ag int) {
+					},
+					PageEnded: func(_, ag int) {
 						if asked {
 							again = ag
 						}
-					}))
+					},
+				})
 				args := searchArgs{Query: json.RawMessage(`"` + needle + `"`), Limit: json.RawMessage(`5`)}
 				var p *pageResult
 				for range 2 {
@@ -164,11 +165,11 @@ func TestNextPageWholeSearch(t *testing.T) {
 			}
 			pages := func(r *Root, workers int) ([]pageRecord, int) {
 				carried := 0
-				usePages(r, paging.Workers(workers), paging.Hold(time.Second), paging.OnKeep(func(c bool) {
+				usePages(r, paging.Options{Workers: workers, Hold: time.Second, NextKept: func(c bool) {
 					if c {
 						carried++
 					}
-				}))
+				}})
 				args := searchArgs{Query: json.RawMessage(`"needle"`), Limit: json.RawMessage(`5`)}
 				var recs []pageRecord
 				for {
@@ -238,7 +239,7 @@ func TestNextPageMostlyBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		usePages(r, paging.Workers(workers), paging.Hold(time.Second))
+		usePages(r, paging.Options{Workers: workers, Hold: time.Second})
 		args := searchArgs{Query: json.RawMessage(`"copyright"`)}
 		var recs []pageRecord
 		for {

@@ -110,22 +110,23 @@ func TestNextPage(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pagingAhead(t)
-			var outcomes, again int // the second page's (OnPageEnd)
+			var outcomes, again int // the second page's (PageEnded)
 			second := func(workers int) (pageRecord, bool, bool, error) {
 				dir, r := nextPageTree(t, needle)
 				// What the second page decides, once it is asked for.
 				asked, found, taken := false, false, false
-				usePages(r, paging.Workers(workers), paging.Hold(hold),
-					paging.OnTakeOver(func(ok bool) {
+				usePages(r, paging.Options{Workers: workers, Hold: hold,
+					TakenOver: func(ok bool) {
 						if asked {
 							found, taken = true, ok
 						}
-					}),
-					paging.OnPageEnd(func(tk, ag int) {
+					},
+					PageEnded: func(tk, ag int) {
 						if asked {
 							outcomes, again = tk, ag
 						}
-					}))
+					},
+				})
 				args := searchArgs{Query: json.RawMessage(`"` + needle + `"`), Limit: json.RawMessage(`5`)}
 				p, err := r.searchText(context.Background(), args)
 				if err != nil || p.next == nil {
@@ -320,27 +321,27 @@ func TestNextPageReadAfterAsked(t *testing.T) {
 			var hookErr error
 			hooked := false
 			taken, again := false, -1
-			opts := []paging.Option{
-				paging.OnTakeOver(func(ok bool) {
+			opts := paging.Options{
+				TakenOver: func(ok bool) {
 					if armed.Load() {
 						taken = ok
 					}
-				}),
-				paging.OnPageEnd(func(_, ag int) {
+				},
+				PageEnded: func(_, ag int) {
 					if armed.Load() {
 						again = ag
 					}
-				}),
+				},
 			}
 			if tt.betweenOpenAndRead {
-				opts = append(opts, paging.OnReadAhead(func(path string) {
+				opts.ReadAhead = func(path string) {
 					if path == target && armed.Load() && !hooked {
 						hooked = true
 						hookErr = writeThroughMapping(filepath.Join(dir, target))
 					}
-				}))
+				}
 			}
-			usePages(r, opts...)
+			usePages(r, opts)
 			args := searchArgs{Query: json.RawMessage(`"needle"`)}
 			p, err := r.searchText(context.Background(), args)
 			if err != nil || p.next == nil || len(p.fitter.items) != 0 {

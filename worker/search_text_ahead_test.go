@@ -51,9 +51,9 @@ func followPages(t *testing.T, r *Root, args searchArgs) []pageRecord {
 
 // usePages gives r a paging engine built with opts, closing the one it
 // had (and so dropping any next page it kept).
-func usePages(r *Root, opts ...paging.Option) {
+func usePages(r *Root, opts paging.Options) {
 	r.pages.Close()
-	r.pages = r.newPages(opts...)
+	r.pages = r.newPages(opts)
 }
 
 // TestScanAheadSamePages pages through trees whose pages end inside files,
@@ -180,22 +180,23 @@ func TestScanAheadSamePages(t *testing.T) {
 			}
 
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-			usePages(r, paging.Workers(1))
+			usePages(r, paging.Options{Workers: 1})
 			want := followPages(t, r, args)
 			taken, again, nextTaken := 0, 0, 0
 			counting := true // pages' outcomes, while paging the second time
-			usePages(r, paging.Workers(2),
-				paging.OnPageEnd(func(tk, ag int) {
+			usePages(r, paging.Options{Workers: 2,
+				PageEnded: func(tk, ag int) {
 					if counting {
 						taken += tk
 						again += ag
 					}
-				}),
-				paging.OnTakeOver(func(ok bool) {
+				},
+				TakenOver: func(ok bool) {
 					if ok {
 						nextTaken++
 					}
-				}))
+				},
+			})
 			got := followPages(t, r, args)
 			// Paging again leaves no descriptor open: every file opened
 			// ahead is closed, taken or not, even by a goroutine still

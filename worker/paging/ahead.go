@@ -55,7 +55,7 @@ type scanAhead struct {
 	maxTermLen     int64
 
 	next    atomic.Int64 // the next slot to claim (0 is the page's own)
-	taken   int          // outcomes the page took (OnPageEnd)
+	taken   int          // outcomes the page took (Options.PageEnded)
 	again   int          // files planned that the page scanned itself
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -147,11 +147,11 @@ func (e *Engine) newAhead(ctx context.Context, m *textscan.Matcher, limit int, f
 		plan = aheadBudgets(files, first, pos, e.cfg.ScanBytes, m.MaxTermLen())
 	}
 	n := len(plan)
-	if n < 2 && !run || n < 1 || e.workers < 2 {
+	if n < 2 && !run || n < 1 || e.opts.Workers < 2 {
 		return nil
 	}
 	release := procs.Raise()
-	maxProcs := min(runtime.GOMAXPROCS(0), e.workers)
+	maxProcs := min(runtime.GOMAXPROCS(0), e.opts.Workers)
 	workers := min(maxProcs, n)
 	if run {
 		// The page's goroutine is busy answering, and then waits for the
@@ -169,7 +169,7 @@ func (e *Engine) newAhead(ctx context.Context, m *textscan.Matcher, limit int, f
 		release: release, run: run, wake: make(chan struct{}, 1),
 	}
 	a.ctx, a.cancel = context.WithCancel(ctx)
-	a.opens = newPageOpens(a.ctx, e.dir, files[first:first+n], e.hooks.groupOpen)
+	a.opens = newPageOpens(a.ctx, e.dir, files[first:first+n], e.opts.GroupOpen)
 	for i := range a.slots {
 		a.slots[i].budget = plan[i]
 		if plan[i] < 0 {
@@ -241,10 +241,10 @@ func (a *scanAhead) stop() {
 	a.report()
 }
 
-// report tells OnPageEnd's hook what the page that ends took, and starts
+// report tells Options.PageEnded what the page that ends took, and starts
 // the count again for a page a run is handed on to.
 func (a *scanAhead) report() {
-	if f := a.e.hooks.pageEnded; f != nil {
+	if f := a.e.opts.PageEnded; f != nil {
 		f(a.taken, a.again)
 	}
 	a.taken, a.again = 0, 0
@@ -453,7 +453,7 @@ func (a *scanAhead) scanInto(sc *textscan.Scanner, s *aheadSlot, i int, op confi
 	f := a.files[i]
 	var items []Item
 	cost := 0
-	if hook := a.e.hooks.readAhead; a.run && hook != nil {
+	if hook := a.e.opts.ReadAhead; a.run && hook != nil {
 		hook(f.Path)
 	}
 	job := fileJob{f: f, op: op, from: start, budget: s.budget, closer: a.opens.closer, held: s.kept}

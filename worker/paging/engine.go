@@ -117,70 +117,58 @@ type Config struct {
 // Engine pages text searches of one root. Its methods are safe for
 // concurrent use.
 type Engine struct {
-	dir     *confine.Root
-	cfg     Config
-	workers int
-	hold    time.Duration
-	hooks   hooks
-	next    nextPages
+	dir  *confine.Root
+	cfg  Config
+	opts Options
+	next nextPages
 }
 
-// hooks tell tests what the engine decided; each may be nil.
-type hooks struct {
-	pageEnded func(taken, again int)
-	takenOver func(taken bool)
-	kept      func(carried bool)
-	readAhead func(path string)
-	groupOpen func(g int)
+// Default options.
+const (
+	defaultWorkers = 4
+	defaultHold    = 500 * time.Millisecond
+)
+
+// Options set how an Engine works where its defaults do not suit (tests);
+// the zero Options are the defaults. Each hook, if set, is told what the
+// engine decided.
+type Options struct {
+	// Workers bounds the goroutines a page scans on, its own included (4
+	// if 0, and at most GOMAXPROCS); with 1 no file is scanned ahead.
+	Workers int
+	// Hold is how long a next page scanned ahead waits to be asked for
+	// (500 ms if 0). Clients that follow cursors in a loop ask within a
+	// millisecond or two; the next page of a client that pauses longer (a
+	// model reading the page) is dropped, and that page scans as any
+	// other.
+	Hold time.Duration
+	// PageEnded hears, as each page that scanned ahead ends or hands its
+	// scan on, how many outcomes it took and how many planned files it
+	// scanned again itself.
+	PageEnded func(taken, again int)
+	// TakenOver hears, for each page that found a next page scanned
+	// ahead, whether it took it over.
+	TakenOver func(taken bool)
+	// NextKept hears, for each next page kept, whether it is the scan the
+	// page took over handed on (carried) or a new one.
+	NextKept func(carried bool)
+	// ReadAhead hears the path of each file a next page's scan has opened
+	// and is about to read, on the goroutine that reads it.
+	ReadAhead func(path string)
+	// GroupOpen hears each group of a page's opens begin, on the
+	// goroutine that opens it.
+	GroupOpen func(g int)
 }
-
-// Option sets how an Engine works where its defaults do not suit (tests).
-type Option func(*Engine)
-
-// Workers bounds the goroutines a page scans on, its own included (4 by
-// default, and at most GOMAXPROCS); with 1 no file is scanned ahead.
-func Workers(n int) Option { return func(e *Engine) { e.workers = n } }
-
-// Hold is how long a next page scanned ahead waits to be asked for (500 ms
-// by default). Clients that follow cursors in a loop ask within a
-// millisecond or two; the next page of a client that pauses longer (a
-// model reading the page) is dropped, and that page scans as any other.
-func Hold(d time.Duration) Option { return func(e *Engine) { e.hold = d } }
-
-// OnPageEnd has f told, as each page that scanned ahead ends or hands its
-// scan on, how many outcomes it took and how many planned files it
-// scanned again itself.
-func OnPageEnd(f func(taken, again int)) Option {
-	return func(e *Engine) { e.hooks.pageEnded = f }
-}
-
-// OnTakeOver has f told, for each page that found a next page scanned
-// ahead, whether it took it over.
-func OnTakeOver(f func(taken bool)) Option {
-	return func(e *Engine) { e.hooks.takenOver = f }
-}
-
-// OnKeep has f told, for each next page kept, whether it is the scan the
-// page took over handed on (carried) or a new one.
-func OnKeep(f func(carried bool)) Option { return func(e *Engine) { e.hooks.kept = f } }
-
-// OnReadAhead has f called with the path of each file a next page's scan
-// has opened and is about to read, on the goroutine that reads it.
-func OnReadAhead(f func(path string)) Option {
-	return func(e *Engine) { e.hooks.readAhead = f }
-}
-
-// OnGroupOpen has f called as each group of a page's opens begins, on the
-// goroutine that opens it.
-func OnGroupOpen(f func(g int)) Option { return func(e *Engine) { e.hooks.groupOpen = f } }
 
 // New returns the engine of the root dir's pages.
-func New(dir *confine.Root, cfg Config, opts ...Option) *Engine {
-	e := &Engine{dir: dir, cfg: cfg, workers: 4, hold: 500 * time.Millisecond}
-	for _, o := range opts {
-		o(e)
+func New(dir *confine.Root, cfg Config, opts Options) *Engine {
+	if opts.Workers == 0 {
+		opts.Workers = defaultWorkers
 	}
-	return e
+	if opts.Hold == 0 {
+		opts.Hold = defaultHold
+	}
+	return &Engine{dir: dir, cfg: cfg, opts: opts}
 }
 
 // Close drops the next page waiting to be asked for, and keeps none any

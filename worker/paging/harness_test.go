@@ -52,13 +52,13 @@ func openScope(t *testing.T, dir string) (*confine.Root, []walk.File) {
 
 // testEngine is an engine over root whose pages scan scanBytes, with items
 // "path:line:text" that cost their length; it closes with the test.
-func testEngine(t *testing.T, root *confine.Root, scanBytes int64, opts ...Option) *Engine {
+func testEngine(t *testing.T, root *confine.Root, scanBytes int64, opts Options) *Engine {
 	item := func(path string, m textscan.Match) Item {
 		b := fmt.Appendf(nil, "%s:%d:%s", path, m.Line, m.Text)
 		return Item{JSON: b, Hashed: b}
 	}
 	cost := func(b []byte) int { return len(b) }
-	e := New(root, Config{ScanBytes: scanBytes, ResultBytes: 1 << 20, Item: item, Cost: cost}, opts...)
+	e := New(root, Config{ScanBytes: scanBytes, ResultBytes: 1 << 20, Item: item, Cost: cost}, opts)
 	t.Cleanup(e.Close)
 	return e
 }

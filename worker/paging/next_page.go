@@ -28,7 +28,7 @@ import (
 // takes each outcome as it takes any scanned ahead (the same budget, the
 // same start, every match fitting), checking the file's guard, set before
 // the file was read, when it takes it. Any other page, or none within
-// the hold (Hold), lets the scan go: its goroutines stop, its files close
+// the hold (Options.Hold), lets the scan go: its goroutines stop, its files close
 // and its watches go back.
 //
 // A file may be read before the page that takes its outcome is asked for:
@@ -141,7 +141,7 @@ func (e *Engine) carryNextPage(req Request, tok string, pos Position, a *scanAhe
 func (e *Engine) keepNextPage(req Request, tok string, a *scanAhead, guards *pageGuards, carried bool) {
 	n := &e.next
 	p := &nextPage{token: tok, kept: req.Kept, limit: req.Limit, ahead: a, guards: guards}
-	if f := e.hooks.kept; f != nil {
+	if f := e.opts.NextKept; f != nil {
 		f(carried)
 	}
 	n.mu.Lock()
@@ -155,7 +155,7 @@ func (e *Engine) keepNextPage(req Request, tok string, a *scanAhead, guards *pag
 		n.p.drop()
 	}
 	n.p = p
-	p.timer = time.AfterFunc(e.hold, func() { n.expire(p) })
+	p.timer = time.AfterFunc(e.opts.Hold, func() { n.expire(p) })
 }
 
 // takeNextPage returns the next page scanned ahead for a page resumed from
@@ -173,7 +173,7 @@ func (e *Engine) takeNextPage(ctx context.Context, tok string, kept Kept, limit 
 	}
 	p.timer.Stop()
 	taken := p.token == tok && p.kept == kept && p.limit == limit
-	if f := e.hooks.takenOver; f != nil {
+	if f := e.opts.TakenOver; f != nil {
 		f(taken)
 	}
 	if !taken {

@@ -22,7 +22,7 @@ func TestNextPageEarlyFiles(t *testing.T) {
 	dir := writeFiles(t, 400, func(i int) string { return fmt.Sprintf("f%03d.txt", i) }, func(int) string { return "a needle\n" })
 	root, files := openScope(t, dir)
 	taken := false
-	e := testEngine(t, root, 16384, OnTakeOver(func(ok bool) { taken = ok }))
+	e := testEngine(t, root, 16384, Options{TakenOver: func(ok bool) { taken = ok }})
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	// A first page makes what a root keeps for its life (the inotify
 	// instances, the /proc/self/fd directory).
@@ -51,7 +51,7 @@ func TestNextPageEarlyFiles(t *testing.T) {
 func TestNextPageWindow(t *testing.T) {
 	dir := writeFiles(t, 1500, func(i int) string { return fmt.Sprintf("f%04d.txt", i) }, func(int) string { return strings.Repeat("plain text\n", 9) + "\n" })
 	root, files := openScope(t, dir)
-	e := testEngine(t, root, 16384)
+	e := testEngine(t, root, 16384, Options{})
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	if _, next := onePage(t, e, Request{Matcher: matcher(t, "absent"), Limit: 200, Files: files[:1]}); next != nil {
 		t.Fatal("warm-up search: more than one page")

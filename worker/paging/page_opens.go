@@ -41,7 +41,7 @@ type pageOpens struct {
 	// starts (openedIn).
 	askedGen func() int64
 	openGen  []int64 // per group, with askedGen
-	// opening, if set (OnGroupOpen), is called as a group's open begins.
+	// opening, if set (Options.GroupOpen), is called as a group's open begins.
 	opening func(g int)
 }
 
