@@ -128,7 +128,7 @@ func walkOnce(t *testing.T, r *Tree, scope string, split bool, budget int) split
 		t.Fatalf("scope %q opened as nothing", scope)
 	}
 	defer sc.Close()
-	set := watch.New(budget)
+	set := watch.NewIn(watch.NewBudget(budget))
 	defer set.Close()
 	w.watch = set
 	var res splitResult
@@ -447,7 +447,7 @@ func BenchmarkSplitWalk(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		set := watch.New(1 << 15)
+		set := watch.NewIn(watch.NewBudget(1 << 15))
 		w.watch = set
 		var got []File
 		switch how {

@@ -56,7 +56,7 @@ func TestMountChanged(t *testing.T) {
 			unix.Unmount(at, unix.MNT_DETACH)
 		}
 	})
-	s := New(10)
+	s := newSet(10)
 	defer s.Close()
 	// answer makes the Set answer for the tree at top, as it is then.
 	answer := func() {
@@ -145,14 +145,14 @@ func TestTree(t *testing.T) {
 		{"/proc/self", false},
 		{"/sys/kernel", false},
 	} {
-		s := New(10)
+		s := newSet(10)
 		err := s.Tree(openDir(t, tc.dir))
 		s.Close()
 		if (err == nil) != tc.ok {
 			t.Errorf("Tree(%s) = %v, want ok %v", tc.dir, err, tc.ok)
 		}
 	}
-	s := New(10)
+	s := newSet(10)
 	defer s.Close()
 	if err := s.Along(openDir(t, "/proc"), "self"); err != ErrUnavailable {
 		t.Errorf("Along in /proc: %v, want ErrUnavailable", err)

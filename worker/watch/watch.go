@@ -43,9 +43,6 @@ type Set struct {
 	buf [16 << 10]byte
 }
 
-// New returns an empty Set that holds at most max watches.
-func New(max int) *Set { return NewIn(NewBudget(max)) }
-
 // NewIn returns an empty Set whose watches are taken from b.
 func NewIn(b *Budget) *Set { return &Set{fd: -1, mounts: -1, budget: b} }
 

@@ -9,6 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// newSet returns an empty Set that holds at most max watches.
+func newSet(max int) *Set { return NewIn(NewBudget(max)) }
+
 // watched makes dir/d/f, runs before on it, then watches d and f as a walk
 // would, and returns the set and dir.
 func watched(t *testing.T, before func(t *testing.T, dir string)) (*Set, string) {
@@ -29,7 +32,7 @@ func watched(t *testing.T, before func(t *testing.T, dir string)) (*Set, string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Close(fd) })
-	s := New(10)
+	s := newSet(10)
 	t.Cleanup(s.Close)
 	if err := s.Dir(fd); err != nil {
 		t.Fatal(err)
@@ -127,7 +130,7 @@ func TestLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
-	s := New(1)
+	s := newSet(1)
 	defer s.Close()
 	if err := s.Dir(fd); err != nil {
 		t.Fatal(err)
@@ -169,7 +172,7 @@ func TestAlong(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer unix.Close(fd)
-			s := New(10)
+			s := newSet(10)
 			defer s.Close()
 			if err := s.Along(fd, "d"); err != nil {
 				t.Fatal(err)
