@@ -6,7 +6,7 @@ package e2e
 //	BenchmarkSupervisorStartup/roots=N  spawn to tools/list answered, N roots            x-worker
 //	BenchmarkSupervisorSearchText/T     whole-tree search_text via the supervisor        x-worker, x-rg, x-bare-relay, x-c-relay
 //
-// N is 1, 8 and 32 (1 and 8 under -short).
+// N is 1, 2, 8 and 32 (1, 2 and 8 under -short).
 
 import (
 	"context"
@@ -78,9 +78,9 @@ func BenchmarkSupervisorHop(b *testing.B) {
 // answer, through the MCP initialize handshake; reference: the same for
 // one worker alone on one root. Shutdown is not timed.
 func BenchmarkSupervisorStartup(b *testing.B) {
-	counts := []int{1, 8, 32}
+	counts := []int{1, 2, 8, 32}
 	if testing.Short() {
-		counts = counts[:2]
+		counts = counts[:3]
 	}
 	for _, n := range counts {
 		b.Run(fmt.Sprintf("roots=%d", n), func(b *testing.B) { benchSupervisorStartup(b, n) })
