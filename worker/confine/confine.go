@@ -1,4 +1,4 @@
-//go:build linux
+//go:build unix
 
 // Package confine provides descriptor-relative, symlink-refusing file access
 // confined to one root directory.
@@ -10,9 +10,14 @@
 // stricter: no symlink is followed at all, not even one that would stay
 // inside the root.
 //
-// Multi-component paths are opened with openat2(2) using
-// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS when the kernel supports it, and with a
-// per-component openat(2) walk using O_NOFOLLOW otherwise.
+// The package has two backends with one API. On Linux, multi-component
+// paths are opened with openat2(2) using RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS
+// when the kernel supports it, and with a per-component openat(2) walk
+// using O_NOFOLLOW otherwise; files are opened O_PATH and checked before
+// they are opened for reading. The portable backend (root_portable.go:
+// macOS, FreeBSD, and Linux built with the tag fsmcp_portable) always
+// walks, and checks a file's type before opening it and its identity
+// after. Both refuse the same paths with the same errors.
 //
 // Errors never contain a host path: only the relative path given by the
 // caller (or nothing).
@@ -110,12 +115,15 @@ func modeKind(mode uint32) Kind {
 	}
 }
 
+// statKind is the file type of st.
+func statKind(st *unix.Stat_t) Kind { return modeKind(uint32(st.Mode)) } //nolint:unconvert // Mode is 16 bits on macOS
+
 func identityOf(st *unix.Stat_t) Identity {
 	return Identity{
 		Dev:     uint64(st.Dev), //nolint:unconvert // Dev is not uint64 on every arch
 		Ino:     uint64(st.Ino), //nolint:unconvert
 		Size:    st.Size,
-		Mode:    st.Mode,
+		Mode:    uint32(st.Mode), //nolint:unconvert // Mode is 16 bits on macOS
 		MtimeNs: st.Mtim.Nano(),
 		CtimeNs: st.Ctim.Nano(),
 		Nlink:   uint64(st.Nlink), //nolint:unconvert // Nlink is not uint64 on every arch
@@ -201,7 +209,7 @@ func mapErrno(err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return ErrNotExist
-	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV), errors.Is(err, errNoFollow):
 		return ErrSymlink
 	case errors.Is(err, unix.ENOTDIR):
 		return ErrNotDir

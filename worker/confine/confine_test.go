@@ -76,10 +76,11 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// modes runs f once with openat2 (if the kernel allows it) and once with
-// the forced per-component walk.
+// modes runs f once in each way the backend resolves paths (walkModes):
+// in the Linux backend with openat2 (if the kernel allows it) and with the
+// forced per-component walk.
 func modes(t *testing.T, f func(t *testing.T, r *Root, root, outside string)) {
-	for _, walk := range []bool{false, true} {
+	for _, walk := range walkModes {
 		name := "openat2"
 		if walk {
 			name = "walk"
@@ -609,12 +610,16 @@ func TestConcurrentClose(t *testing.T) {
 
 func BenchmarkOpenFile(b *testing.B) {
 	root, _ := fixture(b)
-	for _, mode := range []string{"openat2", "walk"} {
+	for _, walk := range walkModes {
+		mode := "openat2"
+		if walk {
+			mode = "walk"
+		}
 		b.Run(mode, func(b *testing.B) {
 			r, err := Open(root)
 			must(b, err)
 			defer r.Close()
-			if mode == "walk" {
+			if walk {
 				r.setForceWalk(true)
 			} else if !r.UsesOpenat2() {
 				b.Skip("openat2 not available")

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build unix
 
 package confine
 
@@ -7,14 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// destination is the file a write replaces, as checked: an O_PATH
-// descriptor of it, held until the replacement is done so that its inode
-// cannot be reused, and what the new file carries over from it.
+// destination is the file a write replaces, as checked: a descriptor of it
+// (O_PATH in the Linux backend), held until the replacement is done so
+// that its inode cannot be reused, and what the new file carries over from
+// it.
 type destination struct {
 	fd       int
 	dev, ino uint64
@@ -47,80 +47,15 @@ type xattr struct {
 	value []byte
 }
 
-// inspectDestination checks the write destination name in the root: nil
-// when it does not exist, the file as checked when it is a regular file
-// this process may write, else ErrNotWritable. The caller closes what it
-// returns. It looks through an O_PATH descriptor, which never opens the
-// file itself, so a FIFO's writer is not woken and a device is not
-// touched; the access check uses the effective ids (AT_EACCESS), so a
-// read-only mount or an immutable file is refused too.
-func inspectDestination(rootfd int, name string) (*destination, error) {
-	fd, err := retryEINTR(func() (int, error) {
-		return unix.Openat(rootfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	})
-	switch {
-	case err == unix.ENOENT:
-		return nil, nil
-	case err != nil:
-		return nil, mapErrno(err)
-	}
-	d := &destination{fd: fd}
-	if err := d.check(rootfd, name); err != nil {
-		d.close()
-		return nil, err
-	}
-	return d, nil
-}
-
-// check fills d from the file its descriptor holds, or refuses it.
-func (d *destination) check(rootfd int, name string) error {
-	// Where the root folds case, name may have found an entry spelled
-	// otherwise, one the include and exclude rules were not asked about:
-	// that entry is not the destination named.
-	if ok, err := exactName(rootfd, name); err != nil || !ok {
-		return ErrNotWritable
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(d.fd, &st); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return ErrNotWritable
-	}
-	if err := writable(d.fd); err != nil {
-		return err
-	}
-	xs, err := readXattrs(procPath(d.fd))
-	if err != nil {
-		return fmt.Errorf("reading extended attributes: %w", err)
-	}
-	d.dev, d.ino = st.Dev, st.Ino
+// keep records what the new file carries over from the destination whose
+// fstat is st and whose extended attributes are xs: its identity, owner,
+// group, mode less set-id bits, and attributes less file capabilities.
+func (d *destination) keep(st *unix.Stat_t, xs []xattr) {
+	d.dev, d.ino = uint64(st.Dev), uint64(st.Ino) //nolint:unconvert // Dev is not uint64 on every platform
 	d.uid, d.gid = st.Uid, st.Gid
-	d.mode = st.Mode & 0o7777 &^ droppedModeBits
+	d.mode = uint32(st.Mode) & 0o7777 &^ droppedModeBits //nolint:unconvert // Mode is 16 bits on macOS
 	d.xattrs = slices.DeleteFunc(xs, func(x xattr) bool { return x.name == xattrCapability })
-	return nil
 }
-
-// writable reports whether this process may write the file open as the
-// O_PATH descriptor fd: nil, ErrNotWritable, or the error that kept it from
-// finding out.
-func writable(fd int) error {
-	err := unix.Faccessat2(fd, "", unix.W_OK, unix.AT_EMPTY_PATH|unix.AT_EACCESS)
-	if err == unix.ENOSYS { // before Linux 5.8: ask by the magic link
-		err = unix.Access(procPath(fd), unix.W_OK)
-	}
-	switch err {
-	case nil:
-		return nil
-	case unix.EACCES, unix.EPERM, unix.EROFS, unix.ETXTBSY:
-		return ErrNotWritable
-	}
-	return fmt.Errorf("checking write access: %w", err)
-}
-
-// procPath names the file open as fd through /proc, the one way to reach
-// the extended attributes of a file held by an O_PATH descriptor.
-func procPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 // applyTo gives the temp file fd the destination's owner and group, its
 // extended attributes exactly (attributes the temp file got on creation,
@@ -146,9 +81,9 @@ func (d *destination) applyTo(fd int) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
-	if st.Uid != d.uid || st.Gid != d.gid || st.Mode&0o7777 != d.mode {
+	if mode := uint32(st.Mode) & 0o7777; st.Uid != d.uid || st.Gid != d.gid || mode != d.mode { //nolint:unconvert // Mode is 16 bits on macOS
 		return fmt.Errorf("keeping the owner, group and mode: got %d:%d %o, want %d:%d %o",
-			st.Uid, st.Gid, st.Mode&0o7777, d.uid, d.gid, d.mode)
+			st.Uid, st.Gid, mode, d.uid, d.gid, d.mode)
 	}
 	return nil
 }
@@ -163,7 +98,7 @@ func (d *destination) applyXattrs(fd int) error {
 		want[x.name] = x.value
 	}
 	for _, n := range have {
-		if _, keep := want[n]; !keep {
+		if _, keep := want[n]; !keep && !systemXattr(n) {
 			if err := unix.Fremovexattr(fd, n); err != nil {
 				return fmt.Errorf("removing extended attribute %s: %w", n, err)
 			}
@@ -181,17 +116,16 @@ func (d *destination) applyXattrs(fd int) error {
 	return nil
 }
 
-// readXattrs reads every extended attribute of path (following a /proc
-// magic link) that this process can see.
-func readXattrs(path string) ([]xattr, error) {
-	names, err := listXattrs(func(b []byte) (int, error) { return unix.Listxattr(path, b) })
-	if err != nil {
-		return nil, err
-	}
+// namedXattrs reads the extended attributes names lists with get, leaving
+// out those the system manages (systemXattr) and any removed meanwhile.
+func namedXattrs(names []string, get func(name string, b []byte) (int, error)) ([]xattr, error) {
 	xs := make([]xattr, 0, len(names))
 	for _, n := range names {
-		v, err := getXattr(func(b []byte) (int, error) { return unix.Getxattr(path, n, b) })
-		if errors.Is(err, unix.ENODATA) {
+		if systemXattr(n) {
+			continue
+		}
+		v, err := getXattr(func(b []byte) (int, error) { return get(n, b) })
+		if errors.Is(err, errNoAttr) {
 			continue // removed meanwhile
 		}
 		if err != nil {

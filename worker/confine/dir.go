@@ -1,12 +1,9 @@
-//go:build linux
+//go:build unix
 
 package confine
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -94,123 +91,6 @@ func (d *Dir) Entries() ([]Entry, error) {
 		return nil, pathErr("readdir", d.rel, err)
 	}
 	return out, nil
-}
-
-// direntBufs holds getdents buffers between directory reads. A walk reads
-// every directory of its scope, and a fresh (zeroed) buffer for each was
-// more than half of what a walk of the 100k tree allocated.
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// readDirents reads the directory fd from its start, one getdents buffer
-// of linux_dirent64 records at a time, until each says no more or the
-// directory ends. each must not keep buf, which is reused. Errors of
-// getdents are mapped as mapErrno maps them.
-func readDirents(fd int, each func(buf []byte) (more bool, err error)) error {
-	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
-		return err
-	}
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
-	buf := *bp
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return mapErrno(err)
-		}
-		if n <= 0 {
-			return nil
-		}
-		if more, err := each(buf[:n]); err != nil || !more {
-			return err
-		}
-	}
-}
-
-// linux_dirent64: d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name.
-const (
-	direntReclenOff = 16
-	direntTypeOff   = 18
-	direntNameOff   = 19
-)
-
-// direntRecords calls each with every live record in buf (d_ino not 0)
-// and its name, cut at its NUL, until each says no more. A record that does
-// not fit its buffer is an error.
-func direntRecords(buf []byte, each func(rec, name []byte) (more bool, err error)) error {
-	for len(buf) > 0 {
-		if len(buf) < direntNameOff {
-			return errors.New("short dirent")
-		}
-		reclen := int(binary.NativeEndian.Uint16(buf[direntReclenOff:]))
-		if reclen < direntNameOff || reclen > len(buf) {
-			return errors.New("bad dirent")
-		}
-		rec := buf[:reclen]
-		buf = buf[reclen:]
-		if binary.NativeEndian.Uint64(rec) == 0 { // d_ino
-			continue
-		}
-		name := rec[direntNameOff:]
-		if i := indexZero(name); i >= 0 {
-			name = name[:i]
-		}
-		if more, err := each(rec, name); err != nil || !more {
-			return err
-		}
-	}
-	return nil
-}
-
-// parseDirents appends the entries of the records in buf to out, skipping
-// "." and "..", and asking fstatat for a kind the record does not give.
-func parseDirents(dirfd int, buf []byte, out []Entry) ([]Entry, error) {
-	err := direntRecords(buf, func(rec, name []byte) (bool, error) {
-		if len(name) == 0 || string(name) == "." || string(name) == ".." {
-			return true, nil
-		}
-		e := Entry{Name: string(name)}
-		switch rec[direntTypeOff] {
-		case unix.DT_REG:
-			e.Kind = KindFile
-		case unix.DT_DIR:
-			e.Kind = KindDir
-		case unix.DT_LNK:
-			e.Kind = KindSymlink
-		case unix.DT_UNKNOWN:
-			var st unix.Stat_t
-			var err error
-			for {
-				err = unix.Fstatat(dirfd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
-				if err != unix.EINTR {
-					break
-				}
-			}
-			if err == unix.ENOENT {
-				return true, nil // removed meanwhile
-			}
-			if err != nil {
-				return false, mapErrno(err)
-			}
-			e.Kind = modeKind(st.Mode)
-		default:
-			e.Kind = KindOther
-		}
-		out = append(out, e)
-		return true, nil
-	})
-	return out, err
-}
-
-func indexZero(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // Watch adds d to the change-notification set s.

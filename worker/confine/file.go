@@ -1,4 +1,4 @@
-//go:build linux
+//go:build unix
 
 package confine
 
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,42 +21,6 @@ func (r *Root) OpenFile(rel string) (*os.File, Identity, error) {
 	return blockingFile(fd, st, clean)
 }
 
-// openRegular opens the regular file at rel (O_NONBLOCK still set) and
-// returns its descriptor, its fstat and rel cleaned. The name is opened
-// O_PATH and checked first, so a FIFO, socket or device is never opened.
-func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
-	parts, err := splitRel(rel)
-	if err != nil {
-		return -1, nil, "", fmt.Errorf("open: %w", err)
-	}
-	if len(parts) == 0 {
-		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
-	}
-	rootfd, err := r.h.acquire()
-	if err != nil {
-		return -1, nil, "", pathErr("open", rel, err)
-	}
-	defer r.h.release()
-	pfd, err := r.openRel(rootfd, parts, leafFlags)
-	if err != nil {
-		return -1, nil, "", pathErr("open", rel, err)
-	}
-	clean := strings.Join(parts, "/")
-	fd, st, err := reopenRegular(pfd, clean)
-	if err == errNoProc {
-		// No /proc: open the name again, non-blocking, and keep it only
-		// if it is the file just checked.
-		if fd, err = r.openRel(rootfd, parts, fileFlags); err != nil {
-			return -1, nil, "", pathErr("open", rel, err)
-		}
-		return sameRegular(fd, st, clean)
-	}
-	if err != nil {
-		return -1, nil, "", err
-	}
-	return fd, st, clean, nil
-}
-
 // statRegular returns the fstat of fd if it is a regular file, else an
 // error naming rel; it closes fd on failure.
 func statRegular(fd int, rel string) (*unix.Stat_t, error) {
@@ -66,11 +29,25 @@ func statRegular(fd int, rel string) (*unix.Stat_t, error) {
 		unix.Close(fd)
 		return nil, pathErr("stat", rel, err)
 	}
-	if modeKind(st.Mode) != KindFile {
+	if statKind(&st) != KindFile {
 		unix.Close(fd)
 		return nil, pathErr("open", rel, ErrNotRegular)
 	}
 	return &st, nil
+}
+
+// sameRegular keeps fd, opened by name after a check through O_PATH gave
+// want, only if it is still that regular file; it closes fd otherwise.
+func sameRegular(fd int, want *unix.Stat_t, rel string) (int, *unix.Stat_t, string, error) {
+	st, err := statRegular(fd, rel)
+	if err != nil {
+		return -1, nil, "", err
+	}
+	if st.Dev != want.Dev || st.Ino != want.Ino {
+		unix.Close(fd)
+		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
+	}
+	return fd, st, rel, nil
 }
 
 // blockingFile clears O_NONBLOCK on the regular file fd and wraps it in an
@@ -112,19 +89,8 @@ func (d *Dir) OpenFile(name string) (*os.File, Identity, error) {
 		return nil, Identity{}, pathErr("open", rel, err)
 	}
 	defer d.h.release()
-	pfd, err := openComponent(dirfd, name, leafFlags)
+	fd, st, err := openRegularIn(dirfd, name, rel)
 	if err != nil {
-		return nil, Identity{}, pathErr("open", rel, err)
-	}
-	fd, st, err := reopenRegular(pfd, rel)
-	if err == errNoProc {
-		if fd, err = openComponent(dirfd, name, fileFlags); err != nil {
-			return nil, Identity{}, pathErr("open", rel, err)
-		}
-		if fd, st, _, err = sameRegular(fd, st, rel); err != nil {
-			return nil, Identity{}, err
-		}
-	} else if err != nil {
 		return nil, Identity{}, err
 	}
 	return blockingFile(fd, st, rel)

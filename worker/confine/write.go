@@ -1,4 +1,4 @@
-//go:build linux
+//go:build unix
 
 package confine
 
@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,7 +69,7 @@ func (r *Root) WriteFileAtomic(name string, data []byte) error {
 	if err != nil {
 		return pathErr("write", name, err)
 	}
-	if err := unix.Fsync(rootfd); err != nil {
+	if err := fullSync(rootfd); err != nil {
 		return pathErr("sync", ".", err)
 	}
 	return nil
@@ -97,39 +96,10 @@ type tempFile struct {
 	dev, ino uint64
 }
 
-// writeTemp writes data to a new file in the root, gives it dest's
-// metadata, fsyncs it, and returns it under the temporary name it then has
-// there.
-//
-// Where the filesystem can, the file is made with O_TMPFILE and named only
-// once it is complete, so a worker killed while writing (or a crash) leaves
-// nothing in the root but between the system call that names it and the
-// one that puts it in place (or, after an exchange, removes the file it
-// replaced, then under the temporary name). Elsewhere (no O_TMPFILE, as on NFS, or no way to
-// link one, as on some FUSE filesystems) it is created under its
-// temporary name; a worker killed meanwhile leaves that file, which no
-// tool serves. A root whose filesystem took the named way after the
-// O_TMPFILE way failed goes the named way from then on: some FUSE
-// filesystems make an O_TMPFILE file and only then fail, so each write
-// would be written twice.
-func (r *Root) writeTemp(rootfd int, data []byte, dest *destination) (tempFile, error) {
-	tried := false
-	if !r.named.Load() {
-		fd, err := retryEINTR(func() (int, error) {
-			return unix.Openat(rootfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, newFileMode)
-		})
-		if err == nil {
-			tried = true
-			if tmp, err := linkedTemp(rootfd, fd, data, dest); err == nil {
-				return tmp, nil
-			}
-		}
-	}
-	// Any failure on the O_TMPFILE way takes the named way, which fails in
-	// its own words where the failure was real (EACCES, ENOSPC, EIO). The
-	// open fails with EOPNOTSUPP where the filesystem has no O_TMPFILE
-	// (EISDIR on kernels without it); some FUSE filesystems make the file
-	// but then fail to set its attributes (ENOENT) or to link it (EXDEV).
+// namedTemp creates a temporary file in the root under a fresh name,
+// writes data to it, gives it dest's metadata and fsyncs it; on failure it
+// leaves nothing behind.
+func namedTemp(rootfd int, data []byte, dest *destination) (tempFile, error) {
 	name, fd, err := createTemp(rootfd)
 	if err != nil {
 		return tempFile{}, err
@@ -145,39 +115,7 @@ func (r *Root) writeTemp(rootfd int, data []byte, dest *destination) (tempFile, 
 		unix.Unlinkat(rootfd, name, 0)
 		return tempFile{}, unwrapPathError(err)
 	}
-	if tried {
-		r.named.Store(true)
-	}
 	return tmp, nil
-}
-
-// linkedTemp fills the O_TMPFILE file open as fd (closing it) and links it
-// into the root under a fresh temporary name.
-func linkedTemp(rootfd, fd int, data []byte, dest *destination) (tempFile, error) {
-	f := os.NewFile(uintptr(fd), "tmpfile")
-	var tmp tempFile
-	var err error
-	tmp.dev, tmp.ino, err = fillTemp(f, data, dest)
-	if err == nil {
-		tmp.name, err = linkTemp(rootfd, fd)
-	}
-	if closeErr := f.Close(); err == nil && closeErr != nil {
-		unix.Unlinkat(rootfd, tmp.name, 0)
-		err = closeErr
-	}
-	return tmp, err
-}
-
-// linkTemp names the O_TMPFILE file open as fd in the root under a fresh
-// temporary name. It links /proc/self/fd/N, which needs no privilege
-// (linkat's AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH).
-func linkTemp(rootfd, fd int) (string, error) {
-	return freshTemp(func(tmp string) error {
-		_, err := retryEINTR(func() (int, error) {
-			return 0, unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), rootfd, tmp, unix.AT_SYMLINK_FOLLOW)
-		})
-		return err
-	})
 }
 
 // createTemp creates a fresh temp file in the root with mode 0600.
@@ -235,14 +173,14 @@ func fillTemp(f *os.File, data []byte, dest *destination) (dev, ino uint64, err 
 	} else if err := dest.applyTo(fd); err != nil {
 		return 0, 0, err
 	}
-	if err := f.Sync(); err != nil {
-		return 0, 0, unwrapPathError(err)
+	if err := fullSync(fd); err != nil {
+		return 0, 0, err
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return 0, 0, err
 	}
-	return st.Dev, st.Ino, nil
+	return uint64(st.Dev), uint64(st.Ino), nil //nolint:unconvert // Dev is not uint64 on every platform
 }
 
 // unwrapPathError strips the *os.PathError wrapper (whose Path is the temp

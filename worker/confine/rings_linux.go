@@ -1,4 +1,4 @@
-//go:build linux
+//go:build !fsmcp_portable
 
 package confine
 

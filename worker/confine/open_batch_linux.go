@@ -1,4 +1,4 @@
-//go:build linux
+//go:build !fsmcp_portable
 
 package confine
 
@@ -10,17 +10,6 @@ import (
 
 	"github.com/fsmcp/fsmcp/worker/uring"
 )
-
-// Opened is one file of OpenReaders: the Reader and its Identity, or the
-// error OpenReader would have given.
-type Opened struct {
-	R   *Reader
-	ID  Identity
-	Err error
-}
-
-// BatchSize is the most files one OpenReaders call opens in one batch.
-const BatchSize = 16
 
 // OpenReaders opens the regular files at rels (at most BatchSize) as
 // OpenReader does, one Opened each in out, with the same checks in the
@@ -49,14 +38,6 @@ func (r *Root) OpenReaders(rels []string, out []Opened) {
 	}
 	batchPool.Put(b)
 	r.rings.put(ring)
-}
-
-// openEach opens each file of rels with OpenReader.
-func (r *Root) openEach(rels []string, out []Opened) {
-	for i, rel := range rels {
-		f, id, err := r.OpenReader(rel)
-		out[i] = Opened{R: f, ID: id, Err: err}
-	}
 }
 
 // batch holds what one OpenReaders batch points the kernel at; it stays

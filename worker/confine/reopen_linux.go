@@ -1,4 +1,4 @@
-//go:build linux
+//go:build !fsmcp_portable
 
 package confine
 
@@ -56,7 +56,7 @@ func checkAndReopen(pfd int, rel string, st *unix.Stat_t) (int, error) {
 	if err := unix.Fstat(pfd, st); err != nil {
 		return -1, pathErr("stat", rel, err)
 	}
-	switch modeKind(st.Mode) {
+	switch statKind(st) {
 	case KindFile:
 	case KindSymlink: // O_PATH|O_NOFOLLOW opens the link itself
 		return -1, pathErr("open", rel, ErrSymlink)
@@ -91,18 +91,4 @@ func openProcFD(dir, pfd int) (int, error) {
 		}
 		return int(fd), nil
 	})
-}
-
-// sameRegular keeps fd, opened by name after a check through O_PATH gave
-// want, only if it is still that regular file; it closes fd otherwise.
-func sameRegular(fd int, want *unix.Stat_t, rel string) (int, *unix.Stat_t, string, error) {
-	st, err := statRegular(fd, rel)
-	if err != nil {
-		return -1, nil, "", err
-	}
-	if st.Dev != want.Dev || st.Ino != want.Ino {
-		unix.Close(fd)
-		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
-	}
-	return fd, st, rel, nil
 }

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build unix
 
 package confine
 
@@ -24,9 +24,9 @@ import (
 // Where the filesystem refuses renameat2's flags (NFS; FUSE servers
 // without RENAME2), the name's entry is looked at once more and a plain
 // rename follows: an entry swapped in between those two calls is replaced.
-// docs/security.md states that window. The portable backend has the same
-// two steps on darwin as renamex_np with RENAME_SWAP and RENAME_EXCL;
-// where there is neither (FreeBSD), it takes the plain way.
+// docs/security.md states that window. macOS has the same two steps as
+// renamex_np with RENAME_SWAP and RENAME_EXCL; FreeBSD has neither and
+// takes the plain way (rename_*.go).
 
 // errNoRenameFlags is renameat2 refusing its flags on this filesystem.
 var errNoRenameFlags = errors.New("the filesystem does not take renameat2's flags")
@@ -46,16 +46,17 @@ func (r *Root) replace(rootfd int, tmp tempFile, name string, dest *destination)
 	return renameChecked(rootfd, tmp, name, dest)
 }
 
-// swapIn is replace with renameat2's flags; errNoRenameFlags leaves tmp
-// as it was.
+// swapIn is replace with an exchange (or a rename that never replaces,
+// for a new file); errNoRenameFlags leaves tmp as it was.
 func swapIn(rootfd int, tmp tempFile, name string, dest *destination) error {
-	flags := uint(unix.RENAME_EXCHANGE)
+	var err error
 	if dest == nil {
-		flags = unix.RENAME_NOREPLACE
+		err = renameNoReplace(rootfd, tmp.name, name)
+	} else {
+		err = renameExchange(rootfd, tmp.name, name)
 	}
-	err := unix.Renameat2(rootfd, tmp.name, rootfd, name, flags)
 	switch {
-	case err == unix.EINVAL || err == unix.ENOSYS:
+	case err == errNoRenameFlags:
 		return errNoRenameFlags
 	case dest == nil && err == unix.EEXIST, dest != nil && err == unix.ENOENT:
 		removeTemp(rootfd, tmp)
@@ -73,7 +74,7 @@ func swapIn(rootfd int, tmp tempFile, name string, dest *destination) error {
 		}
 		return nil
 	}
-	if err := unix.Renameat2(rootfd, tmp.name, rootfd, name, unix.RENAME_EXCHANGE); err != nil {
+	if err := renameExchange(rootfd, tmp.name, name); err != nil {
 		return fmt.Errorf("putting back the entry found at the destination: %w", err)
 	}
 	removeTemp(rootfd, tmp)
@@ -89,7 +90,7 @@ func renameChecked(rootfd int, tmp tempFile, name string, dest *destination) err
 	case err != nil && err != unix.ENOENT:
 		removeTemp(rootfd, tmp)
 		return err
-	case dest == nil && err == nil, dest != nil && (err != nil || st.Dev != dest.dev || st.Ino != dest.ino):
+	case dest == nil && err == nil, dest != nil && (err != nil || !sameFile(&st, dest.dev, dest.ino)):
 		removeTemp(rootfd, tmp)
 		return errRaced
 	}
@@ -113,7 +114,12 @@ func renameErr(err error) error {
 func isEntry(rootfd int, name string, dev, ino uint64) bool {
 	var st unix.Stat_t
 	err := unix.Fstatat(rootfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	return err == nil && st.Dev == dev && st.Ino == ino
+	return err == nil && sameFile(&st, dev, ino)
+}
+
+// sameFile reports whether st is of the inode dev:ino.
+func sameFile(st *unix.Stat_t, dev, ino uint64) bool {
+	return uint64(st.Dev) == dev && uint64(st.Ino) == ino //nolint:unconvert // Dev is not uint64 on every platform
 }
 
 // removeTemp removes tmp's name if it still names tmp: what another

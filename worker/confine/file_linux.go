@@ -1,0 +1,68 @@
+//go:build !fsmcp_portable
+
+package confine
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// openRegular opens the regular file at rel (O_NONBLOCK still set) and
+// returns its descriptor, its fstat and rel cleaned. The name is opened
+// O_PATH and checked first, so a FIFO, socket or device is never opened.
+func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
+	parts, err := splitRel(rel)
+	if err != nil {
+		return -1, nil, "", fmt.Errorf("open: %w", err)
+	}
+	if len(parts) == 0 {
+		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
+	}
+	rootfd, err := r.h.acquire()
+	if err != nil {
+		return -1, nil, "", pathErr("open", rel, err)
+	}
+	defer r.h.release()
+	pfd, err := r.openRel(rootfd, parts, leafFlags)
+	if err != nil {
+		return -1, nil, "", pathErr("open", rel, err)
+	}
+	clean := strings.Join(parts, "/")
+	fd, st, err := reopenRegular(pfd, clean)
+	if err == errNoProc {
+		// No /proc: open the name again, non-blocking, and keep it only
+		// if it is the file just checked.
+		if fd, err = r.openRel(rootfd, parts, fileFlags); err != nil {
+			return -1, nil, "", pathErr("open", rel, err)
+		}
+		return sameRegular(fd, st, clean)
+	}
+	if err != nil {
+		return -1, nil, "", err
+	}
+	return fd, st, clean, nil
+}
+
+// openRegularIn opens the regular file name (one component) of the
+// directory dirfd for reading (O_NONBLOCK still set) and returns its
+// descriptor and fstat; errors name rel. The name is opened O_PATH and
+// checked first, as in openRegular.
+func openRegularIn(dirfd int, name, rel string) (int, *unix.Stat_t, error) {
+	pfd, err := openComponent(dirfd, name, leafFlags)
+	if err != nil {
+		return -1, nil, pathErr("open", rel, err)
+	}
+	fd, st, err := reopenRegular(pfd, rel)
+	if err == errNoProc {
+		if fd, err = openComponent(dirfd, name, fileFlags); err != nil {
+			return -1, nil, pathErr("open", rel, err)
+		}
+		fd, st, _, err = sameRegular(fd, st, rel)
+	}
+	if err != nil {
+		return -1, nil, err
+	}
+	return fd, st, nil
+}

@@ -1,0 +1,97 @@
+//go:build !linux || fsmcp_portable
+
+package confine
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// openRegular opens the regular file at rel (O_NONBLOCK still set) and
+// returns its descriptor, its fstat and rel cleaned: its directory is
+// walked to one component at a time, and the file opened there by
+// openExactRegular.
+func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
+	parts, err := splitRel(rel)
+	if err != nil {
+		return -1, nil, "", fmt.Errorf("open: %w", err)
+	}
+	if len(parts) == 0 {
+		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
+	}
+	rootfd, err := r.h.acquire()
+	if err != nil {
+		return -1, nil, "", pathErr("open", rel, err)
+	}
+	defer r.h.release()
+	dirfd, err := walkParent(rootfd, parts)
+	if err != nil {
+		return -1, nil, "", pathErr("open", rel, err)
+	}
+	if dirfd != rootfd {
+		defer unix.Close(dirfd)
+	}
+	clean := strings.Join(parts, "/")
+	name := parts[len(parts)-1]
+	if len(parts) > 1 || r.mode != caseExact {
+		if err := exactOrMissing(dirfd, name); err != nil {
+			return -1, nil, "", pathErr("open", rel, err)
+		}
+	}
+	fd, st, err := openRegularIn(dirfd, name, clean)
+	if err != nil {
+		return -1, nil, "", err
+	}
+	return fd, st, clean, nil
+}
+
+// exactOrMissing is nil when name is an entry's exact name in dirfd (see
+// exactName), else ErrNotExist or the error that kept it from knowing.
+func exactOrMissing(dirfd int, name string) error {
+	ok, err := exactName(dirfd, name)
+	if err != nil {
+		return mapErrno(err)
+	}
+	if !ok {
+		return ErrNotExist
+	}
+	return nil
+}
+
+// openRegularIn opens the regular file name (one component) of the
+// directory dirfd for reading (O_NONBLOCK still set) and returns its
+// descriptor and fstat; errors name rel. Without O_PATH a name cannot be
+// looked at through a descriptor without opening it, so its type is first
+// read with fstatat: a symbolic link, FIFO, socket, device or directory is
+// refused unopened. The file is then opened without following a link and
+// without blocking, and kept only if fstat finds the regular file checked:
+// one swapped in between is closed unread. (A FIFO swapped in at that
+// instant has been opened for reading, which a writer blocked in its own
+// open sees; a device's driver has run its open. The Linux backend,
+// which opens the name O_PATH, leaves both untouched.)
+func openRegularIn(dirfd int, name, rel string) (int, *unix.Stat_t, error) {
+	want := new(unix.Stat_t)
+	if _, err := retryEINTR(func() (int, error) {
+		return 0, unix.Fstatat(dirfd, name, want, unix.AT_SYMLINK_NOFOLLOW)
+	}); err != nil {
+		return -1, nil, pathErr("open", rel, mapErrno(err))
+	}
+	switch statKind(want) {
+	case KindFile:
+	case KindSymlink:
+		return -1, nil, pathErr("open", rel, ErrSymlink)
+	default:
+		return -1, nil, pathErr("open", rel, ErrNotRegular)
+	}
+	fd, err := openComponent(dirfd, name, fileFlags)
+	if err != nil {
+		return -1, nil, pathErr("open", rel, err)
+	}
+	fd, st, _, err := sameRegular(fd, want, rel)
+	if err != nil {
+		return -1, nil, err
+	}
+	return fd, st, nil
+}
