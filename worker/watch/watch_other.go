@@ -1,11 +1,12 @@
-//go:build !linux
+//go:build !linux || fsmcp_portable
 
 package watch
 
 import "errors"
 
-// ErrUnavailable is returned when the process cannot watch: on this
-// platform, always. The caller does without.
+// ErrUnavailable is returned when the process cannot watch: without
+// inotify (every platform but Linux, and Linux built with the tag
+// fsmcp_portable), always. The caller does without.
 var ErrUnavailable = errors.New("change notification is not available")
 
 // Set is a set of watches. Without inotify it never holds one, so nothing
