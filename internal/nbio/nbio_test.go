@@ -1,3 +1,5 @@
+//go:build linux && !fsmcp_portable
+
 package nbio
 
 import (
