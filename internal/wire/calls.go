@@ -72,10 +72,10 @@ func (e CallEnds) ExtraFiles() []*os.File { return []*os.File{e.In, e.Out} }
 // runtime's poller waits on them.
 func CallsPipes() (local, remote CallEnds, err error) {
 	var req, ans [2]int
-	if err := syscall.Pipe2(req[:], syscall.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(req[:]); err != nil {
 		return CallEnds{}, CallEnds{}, fmt.Errorf("wire: call channel: %w", err)
 	}
-	if err := syscall.Pipe2(ans[:], syscall.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(ans[:]); err != nil {
 		closeFDs(req[0], req[1])
 		return CallEnds{}, CallEnds{}, fmt.Errorf("wire: call channel: %w", err)
 	}

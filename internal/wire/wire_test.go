@@ -237,10 +237,12 @@ func TestCallsRefusesOtherDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0) // macOS has no SOCK_CLOEXEC
 	if err != nil {
 		t.Fatal(err)
 	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
 	sock := os.NewFile(uintptr(fds[0]), "socket")
 	defer sock.Close()
 	defer syscall.Close(fds[1])
