@@ -1,10 +1,6 @@
 package manifest
 
-import (
-	"fmt"
-
-	"golang.org/x/sys/unix"
-)
+import "fmt"
 
 // Bounds of a worker's command line on Linux (fs/exec.c and
 // include/uapi/linux/binfmts.h): execve refuses with E2BIG beyond them, so
@@ -20,19 +16,6 @@ const (
 	// supervisor and go-plugin give it (a cursor key, the handshake).
 	envReserve = 8192
 )
-
-// argLimit is the room for a worker's arguments: a quarter of this
-// process's stack limit (what sysconf(_SC_ARG_MAX) reports), within the
-// kernel's bounds, less envReserve. The supervisor's workers inherit its
-// limit, so check measures with its own.
-func argLimit() int {
-	limit := uint64(maxArgMax)
-	var rl unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_STACK, &rl) == nil && rl.Cur != unix.RLIM_INFINITY {
-		limit = min(limit, rl.Cur/4)
-	}
-	return int(max(limit, minArgMax)) - envReserve
-}
 
 // argBytes is what args take of the limit: each string with its NUL, and a
 // pointer to it.
