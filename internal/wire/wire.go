@@ -79,6 +79,13 @@ func Plugins() plugin.PluginSet {
 // connection is mutual TLS with the keys the supervisor passed (see
 // NewKeys); a worker launched without them is refused. Only the handshake
 // is written to stdout; logs go to stderr.
+//
+// Serve also returns when the call channel's requests end: the supervisor
+// closes its end only once it is done with this worker, and the system
+// closes it when the supervisor dies, however it dies. That is how a
+// worker stops with its supervisor where no parent-death signal exists
+// (macOS, the BSDs); calls still in flight are not waited for, since no
+// one is left to read their answers.
 func Serve(srv *profile.Server, maxLine, maxText int) error {
 	if srv == nil {
 		return fmt.Errorf("wire: Serve needs a server")
@@ -94,13 +101,13 @@ func Serve(srv *profile.Server, maxLine, maxText int) error {
 	if err != nil {
 		return err
 	}
+	ended := make(chan struct{})
 	if ok {
-		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls.In), Writer: nbio.Writer(calls.Out), MaxLine: maxLine, MaxText: maxText, MaxInFlight: CallsInFlight + callsReadAhead})
+		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls.In), Writer: nbio.Writer(calls.Out),
+			MaxLine: maxLine, MaxText: maxText, MaxInFlight: CallsInFlight + callsReadAhead, Ended: func() { close(ended) }})
 		if err != nil {
 			return fmt.Errorf("wire: serve the call channel: %w", err)
 		}
-		// The session ends when the supervisor closes its end of the
-		// requests pipe; the process ends with the plugin.
 		go func() { _ = ss.Wait() }()
 	}
 	logger := hclog.New(&hclog.LoggerOptions{
@@ -108,16 +115,24 @@ func Serve(srv *profile.Server, maxLine, maxText int) error {
 		Output: os.Stderr,
 		Level:  hclog.Warn,
 	})
-	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         plugin.PluginSet{PluginName: &Plugin{MCP: srv}},
-		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxFrameBytes), grpc.MaxSendMsgSize(MaxFrameBytes),
-				grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes))...)
-		},
-		TLSProvider: func() (*tls.Config, error) { return tlsConfig, nil },
-		Logger:      logger,
-	})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig: Handshake,
+			Plugins:         plugin.PluginSet{PluginName: &Plugin{MCP: srv}},
+			GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+				return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxFrameBytes), grpc.MaxSendMsgSize(MaxFrameBytes),
+					grpc.InitialWindowSize(windowBytes), grpc.InitialConnWindowSize(windowBytes))...)
+			},
+			TLSProvider: func() (*tls.Config, error) { return tlsConfig, nil },
+			Logger:      logger,
+		})
+	}()
+	select {
+	case <-served:
+	case <-ended:
+	}
 	return nil
 }
 

@@ -60,12 +60,13 @@ func TestMain(m *testing.M) {
 
 func startPlugin(t *testing.T) *wire.Client {
 	t.Helper()
-	return startPluginCmd(t, exec.Command(os.Args[0], "-test.run=^$"))
+	wc, _ := startPluginCmd(t, exec.Command(os.Args[0], "-test.run=^$"))
+	return wc
 }
 
 // startPluginCmd starts cmd as the plugin, with its TLS keys at
 // wire.KeysFD (after the call channel's descriptors, when cmd has them).
-func startPluginCmd(t *testing.T, cmd *exec.Cmd) *wire.Client {
+func startPluginCmd(t *testing.T, cmd *exec.Cmd) (*wire.Client, *plugin.Client) {
 	t.Helper()
 	keys, err := wire.NewKeys()
 	if err != nil {
@@ -101,7 +102,7 @@ func startPluginCmd(t *testing.T, cmd *exec.Cmd) *wire.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return raw.(*wire.Client)
+	return raw.(*wire.Client), client
 }
 
 // TestSessionsOverStreams: each stream is its own MCP session at
@@ -172,8 +173,9 @@ func TestSessionsOverStreams(t *testing.T) {
 }
 
 // TestCallChannel: a worker given the worker ends of CallsPipes serves the
-// same MCP server on them as JSON lines, next to its gRPC sessions, and its
-// session there ends when the supervisor closes its ends.
+// same MCP server on them as JSON lines, next to its gRPC sessions, and the
+// worker ends when the supervisor closes its ends (as when it dies: no
+// parent-death signal is needed).
 func TestCallChannel(t *testing.T) {
 	local, remote, err := wire.CallsPipes()
 	if err != nil {
@@ -182,7 +184,7 @@ func TestCallChannel(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.ExtraFiles = remote.ExtraFiles()
 	cmd.Env = []string{wire.CallsEnvValue()}
-	wc := startPluginCmd(t, cmd)
+	wc, pc := startPluginCmd(t, cmd)
 	remote.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -207,8 +209,12 @@ func TestCallChannel(t *testing.T) {
 		t.Errorf("close the call channel: %v", err)
 	}
 	local.Out.Close()
-	if _, err := grpcSession.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still"}}); err != nil {
-		t.Errorf("gRPC session after the call channel closed: %v", err)
+	deadline := time.Now().Add(10 * time.Second)
+	for !pc.Exited() {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker still runs 10 s after the supervisor closed the call channel")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
