@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // The measurement harness of the benchmarks in bench_worker_test.go,

@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // In-process twins of the worker benchmarks, for profiling: the same

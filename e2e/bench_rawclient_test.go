@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // BenchmarkRead12MBRawClient is BenchmarkRead12MB with the go-sdk client

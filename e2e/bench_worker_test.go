@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Worker benchmarks: the real fsmcp-worker binary over stdio with the go-sdk

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package e2e drives the built fsmcp binaries over real stdio with the
 // go-sdk client, on real files in roots generated per test.
 package e2e
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cmd := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "../cmd/...")
+	cmd := exec.Command("go", "build", "-tags="+buildTags, "-o", dir+string(os.PathSeparator), "../cmd/...")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the binaries:", err)

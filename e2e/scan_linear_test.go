@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Folded and multi-term searches on inputs that would make a naive scan

@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Changes no inotify watch reports: a mount or unmount inside

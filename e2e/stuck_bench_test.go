@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Benchmarks of a stuck root (reads that never return, from a FUSE file

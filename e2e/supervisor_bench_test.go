@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Supervisor benchmarks, each against the worker alone in the same loop:

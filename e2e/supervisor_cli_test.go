@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 import (
@@ -448,7 +450,7 @@ func TestVersionStamp(t *testing.T) {
 	// a .git directory, and a git worktree's .git is a file, so a
 	// worktree's builds say devel, as a source archive's do.
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-buildvcs=true", "-o", dir+string(filepath.Separator), "./cmd/fsmcp-worker")
+	build := exec.Command("go", "build", "-buildvcs=true", "-tags="+buildTags, "-o", dir+string(filepath.Separator), "./cmd/fsmcp-worker")
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -buildvcs=true: %v\n%s", err, out)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 import (
@@ -47,7 +49,7 @@ func buildSupervisorBins(t testing.TB) supBins {
 			supBinsErr = err
 			return
 		}
-		args := []string{"build"}
+		args := []string{"build", "-tags=" + buildTags}
 		if raceEnabled {
 			args = append(args, "-race")
 		}

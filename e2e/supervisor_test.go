@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 import (
@@ -569,7 +571,9 @@ func TestSupervisorShutdownRealWorker(t *testing.T) {
 }
 
 // TestSupervisorKilledLeavesNoWorker: SIGKILL on the supervisor takes its
-// workers with it (parent-death signal).
+// workers with it: by the parent-death signal on Linux, and by the end of
+// their call channels (wire.Serve) where there is none, as under
+// fsmcp_portable.
 func TestSupervisorKilledLeavesNoWorker(t *testing.T) {
 	bins := buildSupervisorBins(t)
 	file, _ := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")

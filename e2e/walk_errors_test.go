@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Walks that cannot read a directory fail the call instead of answering

@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Kept search inventories and the user's inotify watches: one

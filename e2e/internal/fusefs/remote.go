@@ -1,3 +1,5 @@
+//go:build linux
+
 package fusefs
 
 import "github.com/hanwen/go-fuse/v2/fs"
