@@ -30,9 +30,24 @@ func NewCoarseTimes(dir string) fs.InodeEmbedder {
 	return &casefoldNode{real: dir, opt: &options{coarse: true}}
 }
 
+// NewDecomposing returns a filesystem that serves the host directory dir
+// as HFS+ treats names: a name is stored decomposed (NFD), and a lookup
+// finds the entry whatever the normalization of the name asked for. It
+// knows the decompositions of decomposable (below), enough for the tests'
+// names.
+func NewDecomposing(dir string) fs.InodeEmbedder {
+	return &casefoldNode{real: dir, opt: &options{decompose: true}}
+}
+
+// decomposable maps precomposed letters to their canonical decompositions.
+var decomposable = strings.NewReplacer(
+	"\u00e9", "e\u0301", "\u00c9", "E\u0301", "\u00e8", "e\u0300", "\u00fc", "u\u0308", "\u00f1", "n\u0303",
+)
+
 type options struct {
-	fold   bool // lookups fold case
-	coarse bool // timestamps in whole seconds
+	fold      bool // lookups fold case
+	coarse    bool // timestamps in whole seconds
+	decompose bool // names stored decomposed; lookups of either form find them
 }
 
 type casefoldNode struct {
@@ -61,9 +76,13 @@ var (
 	_ fs.NodeStatfser  = (*casefoldNode)(nil)
 )
 
-// fold returns the host name of the entry name finds in n: itself if it
-// exists, else an entry equal under case folding, else name.
+// fold returns the host name of the entry name finds in n: itself
+// (decomposed, where names are) if it exists, else an entry equal under
+// case folding, else name.
 func (n *casefoldNode) fold(name string) string {
+	if n.opt.decompose {
+		name = decomposable.Replace(name)
+	}
 	if !n.opt.fold {
 		return name
 	}
