@@ -7,6 +7,11 @@ import (
 	"testing"
 )
 
+// portableBackend: the binaries under test confine with the portable
+// backend (built with -tags fsmcp_portable), which has no O_TMPFILE, no
+// inotify and no io_uring.
+const portableBackend = buildTags == "fsmcp_portable"
+
 // TestBinariesShareTheTestsBackend: the worker and supervisor the tests
 // drive are built with the tests' own build tags, so a run with
 // -tags fsmcp_portable tests the portable confinement backend (the one

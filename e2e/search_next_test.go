@@ -5,6 +5,7 @@ package e2e
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,4 +122,24 @@ func TestSearchTextPagesAheadSame(t *testing.T) {
 			t.Fatalf("page %d differs:\nahead %v %s\nalone %v %s", i+1, ahead[i].items, ahead[i].hash, alone[i].items, alone[i].hash)
 		}
 	}
+}
+
+// inotifyWatches is the number of inotify watches process pid holds, from
+// /proc/<pid>/fdinfo.
+func inotifyWatches(t testing.TB, pid int) int {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/fdinfo"
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // closed meanwhile
+		}
+		n += strings.Count(string(b), "\ninotify wd:")
+	}
+	return n
 }

@@ -1,10 +1,11 @@
-//go:build linux
+//go:build linux && !fsmcp_portable
 
 package e2e
 
 // Kept search inventories and the user's inotify watches: one
 // worker holds at most an eighth of the user's watch limit, and gives its
-// watches back when idle.
+// watches back when idle. The portable backend has no watches and keeps no
+// inventory.
 
 import (
 	"os"
@@ -114,24 +115,4 @@ func TestWatchLimitAndIdle(t *testing.T) {
 	if inotifyWatches(t, pid) == 0 {
 		t.Fatal("a search after the idle time keeps nothing")
 	}
-}
-
-// inotifyWatches is the number of inotify watches process pid holds, from
-// /proc/<pid>/fdinfo.
-func inotifyWatches(t testing.TB, pid int) int {
-	t.Helper()
-	dir := "/proc/" + strconv.Itoa(pid) + "/fdinfo"
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range es {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // closed meanwhile
-		}
-		n += strings.Count(string(b), "\ninotify wd:")
-	}
-	return n
 }

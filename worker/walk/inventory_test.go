@@ -1,3 +1,5 @@
+//go:build !fsmcp_portable
+
 package walk
 
 import (
