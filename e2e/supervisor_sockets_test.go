@@ -46,13 +46,24 @@ func listeningPaths(t *testing.T, pid int) []string {
 	return paths
 }
 
+// maxSocketPath is the longest path a Unix socket can be bound to on
+// macOS: its sun_path holds 104 bytes with the terminating NUL (Linux's
+// holds 108).
+const maxSocketPath = 103
+
+// longestSocketBase is the longest temporary directory under which a
+// worker's socket path, a directory fsmcp-N and a file pluginN with N up
+// to 10 digits each, fits maxSocketPath.
+const longestSocketBase = maxSocketPath - len("/fsmcp-4294967295/plugin4294967295")
+
 // TestSupervisorLeavesNoSocket: each worker's go-plugin socket is made in
 // a directory of its own under the supervisor's temporary directory, and
 // the supervisor removes it once connected, so nothing is left whether a
 // worker is killed and restarted, the supervisor stops, or the supervisor
-// is killed. go-plugin unlinks the socket only when the worker returns
-// from serving, and workers are ended with SIGKILL: before this every
-// worker start left a socket file in /tmp.
+// is killed (go-plugin unlinks the socket only when the worker returns
+// from serving, and workers are ended with SIGKILL). Every socket path
+// fits macOS's sun_path, whose $TMPDIR is long: under a temporary
+// directory too deep for that, the sockets go under /tmp.
 func TestSupervisorLeavesNoSocket(t *testing.T) {
 	bins := buildSupervisorBins(t)
 	endInput := func(p *supervisorProc) { _ = p.stdin.Close() }
@@ -60,12 +71,17 @@ func TestSupervisorLeavesNoSocket(t *testing.T) {
 		name   string
 		worker string
 		stop   func(p *supervisorProc)
-		deep   bool // $TMPDIR too deep for a socket path: /tmp is used
+		// tmpLen, when not 0, is the length of $TMPDIR's path: the
+		// longest whose sockets fit macOS's 104-byte sun_path, and
+		// longer ones, whose sockets go under /tmp.
+		tmpLen int
 	}{
-		{"real worker, end of input", bins.worker, endInput, false},
-		{"test worker, end of input", bins.testWorker, endInput, false},
-		{"real worker, supervisor killed", bins.worker, func(p *supervisorProc) { _ = p.cmd.Process.Kill() }, false},
-		{"real worker, deep TMPDIR", bins.worker, endInput, true},
+		{"real worker, end of input", bins.worker, endInput, 0},
+		{"test worker, end of input", bins.testWorker, endInput, 0},
+		{"real worker, supervisor killed", bins.worker, func(p *supervisorProc) { _ = p.cmd.Process.Kill() }, 0},
+		{"real worker, longest TMPDIR used", bins.worker, endInput, longestSocketBase},
+		{"real worker, TMPDIR one byte too deep", bins.worker, endInput, longestSocketBase + 1},
+		{"real worker, deep TMPDIR", bins.worker, endInput, 100},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,12 +92,14 @@ func TestSupervisorLeavesNoSocket(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = os.RemoveAll(tmp) })
-			base := tmp
-			if tc.deep {
-				tmp = filepath.Join(tmp, strings.Repeat("d", 80))
+			if tc.tmpLen != 0 {
+				tmp = filepath.Join(tmp, strings.Repeat("d", tc.tmpLen-len(tmp)-1))
 				if err := os.Mkdir(tmp, 0o700); err != nil {
 					t.Fatal(err)
 				}
+			}
+			base := tmp
+			if tc.tmpLen > longestSocketBase {
 				base = "/tmp"
 			}
 			file, dir := exampleManifest(t, "reader-writer.yaml", "workspace", "outbox")
@@ -100,6 +118,9 @@ func TestSupervisorLeavesNoSocket(t *testing.T) {
 					paths := listeningPaths(t, w)
 					if len(paths) != 1 || !strings.HasPrefix(paths[0], filepath.Join(base, "fsmcp-")) || seen[filepath.Dir(paths[0])] {
 						t.Fatalf("%s: worker %d listens on %v, want one socket in a directory of its own under %s", when, w, paths, base)
+					}
+					if len(paths[0]) > maxSocketPath {
+						t.Fatalf("%s: worker %d listens on %s, %d bytes: past the %d that macOS's sun_path holds", when, w, paths[0], len(paths[0]), maxSocketPath)
 					}
 					seen[filepath.Dir(paths[0])] = true
 					if _, err := os.Lstat(filepath.Dir(paths[0])); !os.IsNotExist(err) {
