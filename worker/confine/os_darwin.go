@@ -23,13 +23,16 @@ const (
 	direntBufSize = 512 << 10
 )
 
-// fullSync flushes the file open as fd to stable storage. On macOS fsync
-// only hands the data to the drive, which may keep it in its cache;
-// F_FULLFSYNC also asks the drive to write its cache out. Filesystems
-// that do not support it (some network and FAT volumes) get fsync.
+// fullSync flushes the file or directory open as fd to stable storage.
+// On macOS fsync only hands the data to the drive, which may keep it in
+// its cache; F_FULLFSYNC also asks the drive to write its cache out. A
+// volume that refuses F_FULLFSYNC (some network and FAT volumes, which
+// say ENOTSUP, ENOTTY or EINVAL, and any other refusal but an I/O error)
+// gets fsync, whose answer stands: a write must not fail where the
+// system's own fsync succeeds, and an I/O error is the data not written.
 func fullSync(fd int) error {
 	_, err := retryEINTR(func() (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_FULLFSYNC, 0) })
-	if err == unix.ENOTSUP || err == unix.ENOTTY || err == unix.EINVAL {
+	if err != nil && err != unix.EIO {
 		_, err = retryEINTR(func() (int, error) { return 0, unix.Fsync(fd) })
 	}
 	return err
