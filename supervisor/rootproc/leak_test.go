@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,14 +20,24 @@ import (
 	"github.com/fsmcp/fsmcp/supervisor/manifest"
 )
 
-// buildWorker builds the real fsmcp-worker for this test.
+// buildWorker builds the real fsmcp-worker for this test, with the build
+// tags this test was built with: under fsmcp_portable the worker it starts
+// is the portable one.
 func buildWorker(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the worker")
 	}
+	tags := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-tags" {
+				tags = s.Value
+			}
+		}
+	}
 	out := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", out+string(filepath.Separator), "./cmd/fsmcp-worker")
+	cmd := exec.Command("go", "build", "-tags="+tags, "-o", out+string(filepath.Separator), "./cmd/fsmcp-worker")
 	cmd.Dir = filepath.Join("..", "..")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)

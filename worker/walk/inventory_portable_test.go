@@ -1,4 +1,4 @@
-//go:build fsmcp_portable
+//go:build !linux || fsmcp_portable
 
 package walk
 
