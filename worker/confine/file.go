@@ -3,9 +3,12 @@
 package confine
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -103,6 +106,10 @@ type Reader struct {
 	fd    int
 	rel   string
 	nlink uint64 // links when opened
+	// verify: each read is made twice, a write in progress waited out in
+	// between, and the two compared (see unstampedWrites); torn: two
+	// reads differed.
+	verify, torn bool
 }
 
 // OpenReader opens the regular file at rel like OpenFile, returning a
@@ -113,11 +120,36 @@ func (r *Root) OpenReader(rel string) (*Reader, Identity, error) {
 	if err != nil {
 		return nil, Identity{}, err
 	}
-	return &Reader{fd: fd, rel: clean, nlink: uint64(st.Nlink)}, identityOf(st), nil //nolint:unconvert // Nlink is not uint64 on every arch
+	f := &Reader{fd: fd, rel: clean, nlink: uint64(st.Nlink), verify: unstampedWrites(st, time.Now())} //nolint:unconvert // Nlink is not uint64 on every arch
+	return f, identityOf(st), nil
 }
 
-// ReadAt reads len(p) bytes at off, as io.ReaderAt.
+// ReadAt reads len(p) bytes at off, as io.ReaderAt. A Reader whose reads
+// are verified reads them again once a write in progress has ended, and
+// marks itself torn when the second read differs.
 func (f *Reader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.readAt(p, off)
+	if f.verify && n > 0 {
+		f.readAgain(p[:n], off)
+	}
+	return n, err
+}
+
+// readAgain reads the bytes first was read from at off once more, once a
+// write in progress has ended, and marks f torn when they differ.
+func (f *Reader) readAgain(first []byte, off int64) {
+	if f.torn {
+		return
+	}
+	settle(f.fd)
+	again := make([]byte, len(first))
+	if k, _ := f.readAt(again, off); k != len(first) || !bytes.Equal(again, first) {
+		f.torn = true
+	}
+}
+
+// readAt is ReadAt made once.
+func (f *Reader) readAt(p []byte, off int64) (int, error) {
 	n := 0
 	for n < len(p) {
 		k, err := unix.Pread(f.fd, p[n:], off+int64(n))
@@ -146,3 +178,10 @@ func (f *Reader) Identity() (Identity, error) {
 
 // Close closes the file.
 func (f *Reader) Close() error { return unix.Close(f.fd) }
+
+// settle waits for a write to the open file fd in progress to end:
+// lseek(SEEK_DATA) takes the inode lock a write holds for its whole copy
+// (Linux's filesystems, FUSE; macOS where the filesystem takes the vnode
+// lock for it). Its answer does not matter (past the end of the file it is
+// ENXIO), nor does the file offset (reads use pread).
+func settle(fd int) { unix.Seek(fd, math.MaxInt64, unix.SEEK_DATA) }

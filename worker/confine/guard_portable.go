@@ -3,7 +3,6 @@
 package confine
 
 import (
-	"math"
 	"os"
 	"time"
 
@@ -22,12 +21,32 @@ import (
 // (ext4, btrfs, tmpfs, FUSE), and on macOS where the filesystem takes the
 // vnode lock for it. A write that starts and ends within the read and
 // leaves the size and both times as they were (a same-length rewrite
-// within one timestamp tick) goes unseen here; the Linux backend's inotify
-// guard sees it.
+// within one timestamp tick) cannot be seen in the identity; a Reader
+// whose file was changed within a tick of its open (unstampedWrites)
+// makes each read twice instead, a write in progress waited out in
+// between, and its Guard reports a change when the two differ.
 type Guard struct {
 	fd      int
+	r       *Reader // the Reader guarded, if any
 	set     Identity
 	settled bool
+}
+
+// unstampedWrites reports whether a write made to the file whose fstat is
+// st, at now or later, might leave its identity as it is: its newer
+// timestamp is within one tick of now, so a same-length write stamped in
+// that tick changes neither its size nor its times. A tick is taken to be
+// 2 s where neither timestamp has a fraction of a second (FAT, HFS+, FUSE
+// filesystems that round to seconds), else 50 ms, past the coarse clock
+// (a few milliseconds) that stamps writes on filesystems with nanosecond
+// timestamps. Timestamps in the future count as within the tick.
+func unstampedWrites(st *unix.Stat_t, now time.Time) bool {
+	m, c := st.Mtim.Nano(), st.Ctim.Nano()
+	tick := int64(50 * time.Millisecond)
+	if m%int64(time.Second) == 0 && c%int64(time.Second) == 0 {
+		tick = int64(2 * time.Second)
+	}
+	return max(m, c) > now.UnixNano()-tick
 }
 
 // guardFD starts a Guard on the open file fd; nil if it cannot be stat'ed
@@ -57,7 +76,13 @@ func (r *Root) GuardFile(f *os.File) *Guard {
 }
 
 // GuardReader starts guarding f; see Guard.
-func (r *Root) GuardReader(f *Reader) *Guard { return guardFD(f.fd) }
+func (r *Root) GuardReader(f *Reader) *Guard {
+	gd := guardFD(f.fd)
+	if gd != nil {
+		gd.r = f
+	}
+	return gd
+}
 
 // Changed reports whether the file was written since the Guard was set
 // (or whether that can no longer be told). A nil Guard reports false.
@@ -73,9 +98,7 @@ func (gd *Guard) Settle() {
 	if gd == nil {
 		return
 	}
-	// The answer does not matter (past the end of the file it is ENXIO),
-	// nor does the file offset (reads use pread).
-	unix.Seek(gd.fd, math.MaxInt64, unix.SEEK_DATA)
+	settle(gd.fd)
 	gd.settled = true
 }
 
@@ -87,6 +110,9 @@ func (gd *Guard) Check() bool {
 	}
 	if !gd.settled {
 		gd.Settle()
+	}
+	if gd.r != nil && gd.r.torn {
+		return true
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(gd.fd, &st); err != nil {
