@@ -12,12 +12,12 @@ import (
 // when it does not exist, the file as checked when it is a regular file
 // this process may write, else ErrNotWritable. The caller closes what it
 // returns. Its type is read with fstatat first, so a link, FIFO, socket,
-// device or directory is refused unopened; a regular file is then opened
-// for writing without truncating it (the open changes nothing), which
-// asks the kernel the access question with the process's own ids,
-// read-only mounts and immutable flags included, and gives the descriptor
-// its extended attributes are read through. That descriptor must be the
-// file checked.
+// device or directory is refused unopened; a regular file is then asked
+// about with faccessat (effective ids) and opened for writing without
+// truncating it (the open changes nothing), which asks the access question
+// again, read-only mounts and immutable flags included, and gives the
+// descriptor its extended attributes are read through. That descriptor
+// must be the file checked.
 func inspectDestination(rootfd int, name string) (*destination, error) {
 	var want unix.Stat_t
 	_, err := retryEINTR(func() (int, error) {
@@ -37,6 +37,22 @@ func inspectDestination(rootfd int, name string) (*destination, error) {
 	}
 	if statKind(&want) != KindFile {
 		return nil, ErrNotWritable
+	}
+	// The open below asks the access question where the kernel checks
+	// permissions itself; on a FUSE filesystem without default_permissions
+	// it is the server that opens, for any caller. faccessat with the
+	// effective ids asks the filesystem, as the Linux backend does. A swap
+	// of the name around either call is caught by the identity check.
+	_, err = retryEINTR(func() (int, error) {
+		return 0, unix.Faccessat(rootfd, name, unix.W_OK, unix.AT_EACCESS)
+	})
+	switch {
+	case err == unix.ENOENT:
+		return nil, nil // removed meanwhile: the write makes a new file
+	case err == unix.EACCES, err == unix.EPERM, err == unix.EROFS, err == unix.ETXTBSY:
+		return nil, ErrNotWritable
+	case err != nil:
+		return nil, fmt.Errorf("checking write access: %w", err)
 	}
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Openat(rootfd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
