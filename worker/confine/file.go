@@ -4,7 +4,6 @@ package confine
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -61,42 +60,6 @@ func blockingFile(fd int, st *unix.Stat_t, rel string) (*os.File, Identity, erro
 		return nil, Identity{}, pathErr("open", rel, err)
 	}
 	return os.NewFile(uintptr(fd), rel), identityOf(st), nil
-}
-
-// Fstat returns the Identity of an open file.
-func Fstat(f *os.File) (Identity, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return Identity{}, fmt.Errorf("stat: %w", err)
-	}
-	var st unix.Stat_t
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil {
-		return Identity{}, fmt.Errorf("stat: %w", err)
-	}
-	if serr != nil {
-		return Identity{}, fmt.Errorf("stat: %w", serr)
-	}
-	return identityOf(&st), nil
-}
-
-// OpenFile opens the regular file name (one component) of d for reading,
-// with the same rules as Root.OpenFile.
-func (d *Dir) OpenFile(name string) (*os.File, Identity, error) {
-	rel := joinRel(d.rel, name)
-	if !validName(name) {
-		return nil, Identity{}, fmt.Errorf("open: %w", errInvalidPath)
-	}
-	dirfd, err := d.h.acquire()
-	if err != nil {
-		return nil, Identity{}, pathErr("open", rel, err)
-	}
-	defer d.h.release()
-	fd, st, err := openRegularIn(dirfd, name, rel)
-	if err != nil {
-		return nil, Identity{}, err
-	}
-	return blockingFile(fd, st, rel)
 }
 
 // Reader is a regular file opened for reading by descriptor alone, for

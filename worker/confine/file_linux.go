@@ -44,25 +44,3 @@ func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
 	}
 	return fd, st, clean, nil
 }
-
-// openRegularIn opens the regular file name (one component) of the
-// directory dirfd for reading (O_NONBLOCK still set) and returns its
-// descriptor and fstat; errors name rel. The name is opened O_PATH and
-// checked first, as in openRegular.
-func openRegularIn(dirfd int, name, rel string) (int, *unix.Stat_t, error) {
-	pfd, err := openComponent(dirfd, name, leafFlags)
-	if err != nil {
-		return -1, nil, pathErr("open", rel, err)
-	}
-	fd, st, err := reopenRegular(pfd, rel)
-	if err == errNoProc {
-		if fd, err = openComponent(dirfd, name, fileFlags); err != nil {
-			return -1, nil, pathErr("open", rel, err)
-		}
-		fd, st, _, err = sameRegular(fd, st, rel)
-	}
-	if err != nil {
-		return -1, nil, err
-	}
-	return fd, st, nil
-}

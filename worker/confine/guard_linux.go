@@ -5,7 +5,6 @@ package confine
 import (
 	"encoding/binary"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,19 +102,6 @@ type guardWatch struct {
 	mods  uint64            // the watched object's own modifications
 	names map[string]uint64 // a directory's: modifications per entry name
 	lost  bool              // the watch went away or events were dropped
-}
-
-// GuardFile starts watching f for writes; see Guard.
-func (r *Root) GuardFile(f *os.File) *Guard {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	var gd *Guard
-	if rc.Control(func(fd uintptr) { gd = r.guards.watch(int(fd)) }) != nil {
-		return nil
-	}
-	return gd
 }
 
 // GuardReader starts watching f for writes; see Guard.

@@ -3,7 +3,6 @@
 package confine
 
 import (
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -61,19 +60,6 @@ func guardFD(fd int) *Guard {
 
 // KeepIdleWatches does nothing: the portable backend keeps no watches.
 func (r *Root) KeepIdleWatches(*watch.Budget, time.Duration) {}
-
-// GuardFile starts guarding f; see Guard.
-func (r *Root) GuardFile(f *os.File) *Guard {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	var gd *Guard
-	if rc.Control(func(fd uintptr) { gd = guardFD(int(fd)) }) != nil {
-		return nil
-	}
-	return gd
-}
 
 // GuardReader starts guarding f; see Guard.
 func (r *Root) GuardReader(f *Reader) *Guard {

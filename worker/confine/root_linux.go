@@ -72,10 +72,6 @@ func (r *Root) Close() error {
 // openat2(2) (true) or with the per-component openat(2) walk (false).
 func (r *Root) UsesOpenat2() bool { return openat2OK && !r.noOpenat2 }
 
-// setForceWalk forces (or stops forcing) the per-component walk. For tests;
-// must be called before the Root is shared.
-func (r *Root) setForceWalk(force bool) { r.noOpenat2 = force }
-
 const (
 	// searchFlags opens a directory on the way to a name: O_PATH needs
 	// only the right to search it.

@@ -18,16 +18,6 @@ type Budget struct {
 // NewBudget returns a Budget of max watches.
 func NewBudget(max int) *Budget { return &Budget{max: max} }
 
-// Max is the number of watches the Budget allows at once.
-func (b *Budget) Max() int { return b.max }
-
-// Used is the number of watches taken and not given back.
-func (b *Budget) Used() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
-
 // OnShort sets the function that gives the spare watches back (with Give)
 // when Take finds none left. It is called without any lock of the Budget
 // held, so it may take its own.

@@ -35,7 +35,10 @@ func TestBudget(t *testing.T) {
 	budget.OnShort(func() { budget.Give(spares); spares = 0 })
 	used := func(step string, want int) {
 		t.Helper()
-		if got := budget.Used(); got != want {
+		budget.mu.Lock()
+		got := budget.used
+		budget.mu.Unlock()
+		if got != want {
 			t.Fatalf("%s: %d of the budget used, want %d", step, got, want)
 		}
 	}
