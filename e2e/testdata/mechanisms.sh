@@ -42,12 +42,11 @@ variant same
 # Each other variant takes one mechanism out where it is switched on.
 variant noahead worker/paging/engine.go 's/defaultWorkers = 4/defaultWorkers = 1/'
 variant noinv worker/walk/inventory.go 's/case w\.watch != nil:/case false:/; s/if c\.watchScope\(w\.t, sc\) &&/if false \&\& c.watchScope(w.t, sc) \&\&/'
-variant nouring worker/confine/rings.go 's/(func \(p \*ringPool\) get\(\) \*uring\.Ring \{\n\tp\.mu\.Lock\(\)\n\tdefer p\.mu\.Unlock\(\)\n\tif )p\.off/$1true/'
+variant nouring worker/confine/rings_linux.go 's/(func \(p \*ringPool\) get\(\) \*uring\.Ring \{\n\tp\.mu\.Lock\(\)\n\tdefer p\.mu\.Unlock\(\)\n\tif )p\.off/$1true/'
 variant nonbio internal/nbio/nbio.go 's/(func Writer\(f \*os\.File\) io\.WriteCloser \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/; s/(func Reader\(f \*os\.File\) io\.ReadCloser \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/' \
   internal/nbio/nbio_linux.go 's/(func Pollable\(f \*os\.File, flag int\) \*os\.File \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/' \
   internal/nbio/yield_linux.go 's/(func Yield\(\) \{\n)/$1\tif true {\n\t\treturn\n\t}\n/'
-variant nodirect internal/profile/raw.go 's/inner: &directTransport\{inner: Transport\(t\), s: s\}/inner: Transport(t)/; s/inner: &directTransport\{inner: t, s: s\}/inner: t/'
-variant nojsonenc internal/profile/result.go 's/(func asTextResult\(res mcp\.Result, raw \*rawResults\) mcp\.Result \{\n)/$1\tif true {\n\t\treturn res\n\t}\n/'
+variant nodirect internal/profile/server.go 's/&directTransport\{inner: Transport\(t\), s: s\}/Transport(t)/; s/&directTransport\{inner: t, s: s\}/t/'
 variant norelay supervisor/front/relay.go 's/(func splitCall\(params json\.RawMessage\) \(relayedCall, bool\) \{\n)/$1\tif true {\n\t\treturn relayedCall{}, false\n\t}\n/'
 rm -rf "$src"
 

@@ -85,9 +85,7 @@ func NewFor(impl *mcp.Implementation, c Config) *mcp.Server {
 //   - refuses a tools/call whose arguments are present but not a JSON
 //     object (null counts as absent) with JSON-RPC -32602, before any
 //     tool sees them;
-//   - spells the unknown-tool error "Tool <name> not found" (-32602);
-//   - hands a tool result of one text and JSON structured content to the
-//     SDK as a textResult, which encodes to the same bytes for less work.
+//   - spells the unknown-tool error "Tool <name> not found" (-32602).
 func refuse(c Config) mcp.Middleware {
 	legacy := c.legacy()
 	refusal := "Unsupported protocol version: this server implements " + strings.Join(c.versions(), ", ") +
@@ -147,7 +145,7 @@ func callTool(ctx context.Context, next mcp.MethodHandler, method string, req mc
 	if p != nil && p.Meta[metaProtocolVersion] == Version {
 		res = completed(res)
 	}
-	return asTextResult(res, rawFrom(ctx)), nil
+	return res, nil
 }
 
 // completed is res, a tools/call result for a request of the 2026-07-28

@@ -1,7 +1,7 @@
 package profile
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -33,6 +33,21 @@ func (s *Server) AddTool(t *mcp.Tool, h mcp.ToolHandler) {
 	s.tools[t.Name] = h
 }
 
+// Run serves s on t, wrapped by Transport, until ctx is done or the peer
+// leaves, as s.MCP.Run does; calls the direct path takes (see directConn)
+// never reach the SDK.
+func Run(ctx context.Context, s *Server, t mcp.Transport) error {
+	return s.MCP.Run(ctx, &directTransport{inner: Transport(t), s: s})
+}
+
+// Connect is s.MCP.Connect(ctx, t, nil) with the direct path, as Run, for
+// a transport that is not to check the protocol claim (the supervisor's
+// call channel, whose front checked it; the direct path takes only calls
+// that name Version).
+func Connect(ctx context.Context, s *Server, t mcp.Transport) (*mcp.ServerSession, error) {
+	return s.MCP.Connect(ctx, &directTransport{inner: t, s: s}, nil)
+}
+
 // complete is a result whose (unexported) result type is "complete", as
 // the SDK sets it on every result of the profile: a copy carries it.
 var complete = func() mcp.CallToolResult {
@@ -45,8 +60,10 @@ var complete = func() mcp.CallToolResult {
 
 // encode is the result bytes the SDK writes for a tools/call of the
 // profile that h answered with res: the result type set, serverInfo added
-// to _meta unless the tool set one, an absent content written as [], and
-// the shape every fsmcp result has encoded as textResult encodes it.
+// to _meta unless the tool set one, an absent content written as [], all
+// encoded as the SDK's JSON-RPC layer encodes a result. That layer's
+// Encoder does not escape HTML, but the result's own MarshalJSON has
+// escaped it, so json.Marshal gives the same bytes.
 func (s *Server) encode(res *mcp.CallToolResult) ([]byte, error) {
 	out := complete
 	out.Meta, out.Content, out.StructuredContent, out.IsError = res.Meta, res.Content, res.StructuredContent, res.IsError
@@ -59,16 +76,5 @@ func (s *Server) encode(res *mcp.CallToolResult) ([]byte, error) {
 	if _, ok := out.Meta[mcp.MetaKeyServerInfo]; !ok {
 		out.Meta[mcp.MetaKeyServerInfo] = s.impl
 	}
-	if tr, ok := asTextResult(&out, nil).(*textResult); ok {
-		return tr.encode()
-	}
-	// As the SDK's JSON-RPC layer encodes a result: an Encoder that does
-	// not escape HTML (the result's own MarshalJSON has), no newline.
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	return json.Marshal(&out)
 }
