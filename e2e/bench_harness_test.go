@@ -11,7 +11,7 @@ package e2e
 // compared with, alternating with it, so a ratio is measured side by side
 // under the same machine load.
 //
-// The figures of record (README, "Performance") come from
+// The figures of record (docs/performance.md) come from
 //
 //	cd e2e && go test -run '^$' -bench . -benchtime 3x -count 5 -timeout 60m .
 //

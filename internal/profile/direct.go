@@ -15,7 +15,7 @@ import (
 // _meta several times (each decode with a fresh 32 KiB buffer), checks the
 // _meta, runs the middleware, and hands the handler's result on through two
 // more goroutines: about a third of the worker's CPU for a 1-chunk read
-// (docs/performance.md). A call the direct path takes runs the tool's
+// (docs/design.md). A call the direct path takes runs the tool's
 // handler on a goroutine of its own as soon as it is read, and its answer,
 // encoded as the SDK encodes it, goes to the same connection. Everything
 // else (and every call it does not take) goes to the SDK.
