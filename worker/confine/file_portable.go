@@ -66,11 +66,13 @@ func exactOrMissing(dirfd int, name string) error {
 // looked at through a descriptor without opening it, so its type is first
 // read with fstatat: a symbolic link, FIFO, socket, device or directory is
 // refused unopened. The file is then opened without following a link and
-// without blocking, and kept only if fstat finds the regular file checked:
-// one swapped in between is closed unread. (A FIFO swapped in at that
-// instant has been opened for reading, which a writer blocked in its own
-// open sees; a device's driver has run its open. The Linux backend,
-// which opens the name O_PATH, leaves both untouched.)
+// without blocking, and kept only if fstat finds a regular file: anything
+// else swapped in between is closed unread, and a regular file saved over
+// the name meanwhile is read as the one now there, as the Linux backend
+// reads it when the save comes just before its open. (A FIFO swapped in
+// at that instant has been opened for reading, which a writer blocked in
+// its own open sees; a device's driver has run its open. The Linux
+// backend, which opens the name O_PATH, leaves both untouched.)
 func openRegularIn(dirfd int, name, rel string) (int, *unix.Stat_t, error) {
 	want := new(unix.Stat_t)
 	if _, err := retryEINTR(func() (int, error) {
@@ -89,7 +91,7 @@ func openRegularIn(dirfd int, name, rel string) (int, *unix.Stat_t, error) {
 	if err != nil {
 		return -1, nil, pathErr("open", rel, err)
 	}
-	fd, st, _, err := sameRegular(fd, want, rel)
+	st, err := statRegular(fd, rel)
 	if err != nil {
 		return -1, nil, err
 	}
