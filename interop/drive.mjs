@@ -308,8 +308,23 @@ async function ownErrors(session) {
   }
   await readerServes(client)
 
-  process.kill(workerOf(pid, 'reader'), 'SIGSTOP')
-  own.notResponding = await toolError(client, 'reader_read_text_file', { path: 'a.txt' })
+  // A stopped process answers nothing, so a call that succeeds was served
+  // by a reader worker other than the one found (one the supervisor was
+  // still replacing when /proc was read): that one is let go, and the
+  // worker found then is stopped instead.
+  for (let attempt = 1; !own.notResponding; attempt++) {
+    const worker = workerOf(pid, 'reader')
+    process.kill(worker, 'SIGSTOP')
+    const res = await client.callTool({ name: 'reader_read_text_file', arguments: { path: 'a.txt' } })
+    if (res.isError) {
+      assert.equal(res.content?.[0]?.type, 'text')
+      own.notResponding = res.content[0].text
+      break
+    }
+    process.kill(worker, 'SIGCONT')
+    assert.ok(attempt < 3, `reader_read_text_file succeeded ${attempt} times with the reader worker found stopped`)
+    console.error(`interop: worker ${worker} was stopped, yet the call succeeded; stopping the one found now`)
+  }
   await readerServes(client)
 
   // The held calls are still in flight, so the stop waits for them (up to
