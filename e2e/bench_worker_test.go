@@ -15,6 +15,7 @@ package e2e
 //	BenchmarkSearchText200MBPageSize/scan=S  the same, raw client, pages of S x-rg (bench_rawclient_test.go)
 //	BenchmarkRead12MB/...           read_text_file to the end, MB/s      x-readfile
 //	BenchmarkReadRoundTrip          1-chunk read_text_file calls         x-discover, x-readfile
+//	BenchmarkCallDuringScanAhead    a call while the next page is scanned x-warm (bench_scanahead_test.go)
 //
 // N is 2k, 20k and 100k (only 2k under -short). The search and walk
 // references get the same answer as the fsmcp side, checked before timing.

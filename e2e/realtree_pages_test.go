@@ -112,8 +112,9 @@ var fullSpeed = pacing{name: "full speed"}
 
 // pauses returns the pause before each next page: none at full speed;
 // otherwise every eighth pause (the fourth, the twelfth, ...) lasts
-// 510-700 ms, and of the others half are none, three in eight up to 40 ms,
-// and one in eight 100-300 ms.
+// 510-700 ms, past the 500 ms for which the worker holds the scan it
+// started for the next page (paging.Options.Hold), and of the others half are
+// none, three in eight up to 40 ms, and one in eight 100-300 ms.
 func (p pacing) pauses() func() time.Duration {
 	if p.seed == 0 {
 		return func() time.Duration { return 0 }

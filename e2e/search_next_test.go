@@ -12,12 +12,14 @@ import (
 	"time"
 )
 
-// TestSearchTextCursorNotFollowed: a client that never follows a
-// search_text page's cursor costs nothing lasting: once the idle time of
-// kept watches (FSMCP_TEST_WATCH_IDLE, test-only) has passed, the worker
-// holds the descriptors it held before the search and no inotify watch;
-// and the cursor, followed then, still leads to every match.
-func TestSearchTextCursorNotFollowed(t *testing.T) {
+// TestSearchTextNextPageDropped: a search_text page that hands out a
+// cursor scans the next page ahead of its request (worker/paging/next_page.go).
+// A client that never asks for it costs nothing lasting: once the hold
+// and the idle time of kept watches (FSMCP_TEST_WATCH_IDLE, test-only)
+// have passed, the worker holds the descriptors it held before the search
+// and no inotify watch; and the cursor, followed then, still leads to
+// every match.
+func TestSearchTextNextPageDropped(t *testing.T) {
 	files := map[string]string{}
 	for i := range 30 {
 		files["d"+strconv.Itoa(i%3)+"/f"+strconv.Itoa(i)+".txt"] = strings.Repeat("plain text line\n", 400) + "a needle " + strconv.Itoa(i) + "\n"
@@ -71,10 +73,11 @@ func plainFDs(t testing.TB, pid int) int {
 }
 
 // TestSearchTextPagesAheadSame pages through a tree with two workers, one
-// with GOMAXPROCS=1 (which scans every page's files one after the other)
-// and one as launched (which scans a page's files ahead on several
-// goroutines), pausing between pages: every page, items and content_hash,
-// is the same.
+// with GOMAXPROCS=1 (which scans every page's files one after the other,
+// when asked) and one as launched (whose scan of a next page, started
+// before it is asked for, carries on through the pages after it), pausing
+// between pages so that pages are scanned ahead: every page, items and
+// content_hash, is the same.
 func TestSearchTextPagesAheadSame(t *testing.T) {
 	files := map[string]string{}
 	for i := range 90 {
@@ -104,7 +107,7 @@ func TestSearchTextPagesAheadSame(t *testing.T) {
 				return got
 			}
 			args = map[string]any{"query": "needle", "limit": 3, "cursor": *r.page.NextCursor}
-			time.Sleep(30 * time.Millisecond)
+			time.Sleep(30 * time.Millisecond) // the next pages are scanned ahead
 		}
 		t.Fatal("no last page after 1000")
 		return nil

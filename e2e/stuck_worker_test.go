@@ -264,9 +264,9 @@ func signalThreads(t *testing.T, pid int, sig syscall.Signal) {
 	}
 }
 
-// readSettle is long enough for a read the worker began after a page
-// answered to have reached the filesystem.
-const readSettle = 500 * time.Millisecond
+// nextPageSettle is long enough for a next page scanned ahead of its
+// request to have begun reading.
+const nextPageSettle = 500 * time.Millisecond
 
 // TestSearchTextPageEndsBeforeStuckFile: a search_text page that ends in
 // its first file (its result limit reached there) answers, though the file
@@ -274,8 +274,8 @@ const readSettle = 500 * time.Millisecond
 // one whose reads never return: the page does not wait for files it did
 // not reach, as it never did before scanning ahead. The first file's reads
 // wait until the read of stuck.txt has begun, so the page cannot end
-// before. No page's files are read before it is asked for, so nothing else
-// reads stuck.txt; the worker answers on.
+// before. No next page is scanned ahead (a FUSE filesystem's inventory is
+// never kept), so nothing else reads stuck.txt; the worker answers on.
 func TestSearchTextPageEndsBeforeStuckFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "share")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -308,9 +308,9 @@ func TestSearchTextPageEndsBeforeStuckFile(t *testing.T) {
 	if n := s.Blocked.Load(); n != 1 {
 		t.Fatalf("%d reads of stuck.txt began when the page answered, want 1 (taken up ahead of the page)", n)
 	}
-	time.Sleep(readSettle)
+	time.Sleep(nextPageSettle)
 	if n := s.Blocked.Load(); n != 1 {
-		t.Fatalf("%d reads of stuck.txt began %v after the page, want 1: nothing reads a page's files before it is asked for", n, readSettle)
+		t.Fatalf("%d reads of stuck.txt began %v after the page, want 1: no next page is scanned ahead on a FUSE filesystem", n, nextPageSettle)
 	}
 	// The worker still answers other calls.
 	p.send(t, rawCall("2", "read_text_file", `{"path":"ok.txt"}`))

@@ -76,6 +76,7 @@ func (r *Root) Warnings() []string { return r.warnings }
 
 // Close releases the root's descriptor.
 func (r *Root) Close() error {
+	r.pages.Close()
 	r.inv.Close()
 	return r.dir.Close()
 }

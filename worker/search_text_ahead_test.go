@@ -49,8 +49,10 @@ func followPages(t *testing.T, r *Root, args searchArgs) []pageRecord {
 	return nil
 }
 
-// usePages gives r a paging engine built with opts.
+// usePages gives r a paging engine built with opts, closing the one it
+// had (and so dropping any next page it kept).
 func usePages(r *Root, opts paging.Options) {
+	r.pages.Close()
 	r.pages = r.newPages(opts)
 }
 
@@ -180,13 +182,18 @@ func TestScanAheadSamePages(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 			usePages(r, paging.Options{Workers: 1})
 			want := followPages(t, r, args)
-			taken, again := 0, 0
+			taken, again, nextTaken := 0, 0, 0
 			counting := true // pages' outcomes, while paging the second time
 			usePages(r, paging.Options{Workers: 2,
 				PageEnded: func(tk, ag int) {
 					if counting {
 						taken += tk
 						again += ag
+					}
+				},
+				TakenOver: func(ok bool) {
+					if ok {
+						nextTaken++
 					}
 				},
 			})
@@ -217,7 +224,10 @@ func TestScanAheadSamePages(t *testing.T) {
 			if tc.again && again == 0 {
 				t.Error("no file was scanned again, though the plan cannot hold here")
 			}
-			t.Logf("%d pages, %d outcomes taken, %d files scanned again", len(want), taken, again)
+			if (nextTaken > 0) != canWatch {
+				t.Errorf("%d pages took over their next page scanned ahead; want some where the backend watches (%v), else none", nextTaken, canWatch)
+			}
+			t.Logf("%d pages, %d outcomes taken, %d files scanned again, %d next pages taken over", len(want), taken, again, nextTaken)
 		})
 	}
 }

@@ -47,7 +47,7 @@ func textCursorAt(p paging.Position, state string) textCursor {
 
 // searchText answers one search_text page: its scope's files from the
 // cursor's place (or the first) through the paging engine, and a cursor
-// where the scope goes on.
+// where the scope goes on, to which the engine hands its scan ahead on.
 func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error) {
 	c, err := checkSearch(toolset.SearchText, a)
 	if err != nil {
@@ -66,7 +66,10 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	if err != nil {
 		return nil, err
 	}
-	req := paging.Request{Matcher: s.m, Limit: s.limit, Files: scope.files, From: scope.pos.place()}
+	req := paging.Request{Matcher: s.m, Limit: s.limit, Files: scope.files, Kept: scope.kept, From: scope.pos.place()}
+	if resumed != nil {
+		req.Token, _, _ = cursorArg(a.Cursor)
+	}
 	p := r.pages.Start(ctx, req)
 	defer p.End()
 	fit := newFitter(r.lim.MaxResultBytes)
@@ -81,6 +84,7 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	if err != nil {
 		return nil, err
 	}
+	p.HandOn(tok)
 	return &pageResult{fitter: fit, next: &tok}, nil
 }
 
@@ -103,12 +107,25 @@ func searchFailure(err error, resumed bool) error {
 }
 
 // textScope is what a text-search page works through: the scope's files in
-// path order, the state a cursor binds, and where the page starts.
+// path order, the state a cursor binds, the inventory they came from as
+// the engine asks whether it is still kept (nil for a single file), and
+// where the page starts.
 type textScope struct {
 	files []walk.File
 	state string
+	kept  paging.Kept
 	pos   textCursor
 }
+
+// keptScope is the inventory of the scope dir as the paging engine sees
+// it: current while the root's inventories keep it for dir.
+type keptScope struct {
+	c   *walk.Inventories
+	dir string
+	inv *walk.Inventory
+}
+
+func (k keptScope) Current() bool { return k.c.Kept(k.dir, k.inv) }
 
 // textScopeOf is s's scope as a page resumed from resumed (nil: the first
 // page) finds it. Every page binds the state of the whole scope. An
@@ -127,7 +144,7 @@ func (r *Root) textScopeOf(s *search, resumed *textCursor) (*textScope, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.files = inv.Files
+		t.files, t.kept = inv.Files, keptScope{c: r.inv, dir: s.Dir, inv: inv}
 		if !r.Deterministic() {
 			t.state = inv.State
 		}

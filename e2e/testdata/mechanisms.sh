@@ -41,6 +41,7 @@ variant() {
 variant same
 # Each other variant takes one mechanism out where it is switched on.
 variant noahead worker/paging/engine.go 's/defaultWorkers = 4/defaultWorkers = 1/'
+variant nonext worker/paging/next_page.go 's/(func \(e \*Engine\) startNextPage\([^\n]*\{\n)/$1\tif true {\n\t\treturn\n\t}\n/; s/(func \(e \*Engine\) carryNextPage\([^\n]*\{\n)/$1\tif true {\n\t\treturn false\n\t}\n/'
 variant noinv worker/walk/inventory.go 's/case w\.watch != nil:/case false:/; s/if c\.watchScope\(w\.t, sc\) &&/if false \&\& c.watchScope(w.t, sc) \&\&/'
 variant nouring worker/confine/rings_linux.go 's/(func \(p \*ringPool\) get\(\) \*uring\.Ring \{\n\tp\.mu\.Lock\(\)\n\tdefer p\.mu\.Unlock\(\)\n\tif )p\.off/$1true/'
 variant nonbio internal/nbio/nbio.go 's/(func Writer\(f \*os\.File\) io\.WriteCloser \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/; s/(func Reader\(f \*os\.File\) io\.ReadCloser \{\n)/$1\tif true {\n\t\treturn f\n\t}\n/' \

@@ -6,7 +6,7 @@ import (
 )
 
 // What a page plans to take from files scanned ahead, and when it takes an
-// outcome as it is (see ahead.go).
+// outcome as it is (see scan_ahead.go).
 
 // aheadBudgets plans the files a page scans ahead from first: the budget
 // each would be scanned with were every file before it read to its end
@@ -78,11 +78,11 @@ func (a *scanAhead) plans(pos Position, budget int64) bool {
 }
 
 // takesAsIs reports whether a page with out so far takes the outcome res
-// of a file it plans as scanned ahead: no error, none of its matches
-// refused and all of them fitting on the page. The page scans a file
-// whose outcome it does not take so itself.
+// of a file it plans as scanned ahead: no error, nothing to scan again,
+// none of its matches refused and all of them fitting on the page. The
+// page scans a file whose outcome it does not take so itself.
 func (a *scanAhead) takesAsIs(res *fileScan, out Result) bool {
-	return res.err == nil && !res.stopped && fitsAll(out, a.limit, a.e.cfg.Cost, res.items)
+	return res.err == nil && !res.again && !res.stopped && fitsAll(out, a.limit, a.e.cfg.Cost, res.items)
 }
 
 // fitsAll reports whether items all fit on the page out with limit items

@@ -1,7 +1,7 @@
 // Package paging is the engine of search_text's pages: it scans a page's
-// files on several goroutines, ahead of where the page has got, and
-// answers every page exactly as a page that scans its files one after the
-// other.
+// files on several goroutines, ahead of where the page has got, and the
+// next pages' files while the client turns each page around, and answers
+// every page exactly as a page that scans its files one after the other.
 //
 // A page is the matches of a scope's files (the path-ordered walk.Files a
 // walk found, with their identities) from a Position on: each file is opened
@@ -13,11 +13,17 @@
 // page's items added to its Result in file order, and the Position the
 // next page starts at; the items, their order, that position and the bytes
 // counted against the budget are those of a page that scans one file at a
-// time, whatever was scanned ahead. A page's files are scanned when it is
-// asked for, never before.
+// time, whatever was scanned ahead.
 //
-// Every wait in the engine (for a file scanned ahead, for a group of opens)
-// ends when the call's context does: a page answers by
+// A page that hands out a cursor (HandOn) keeps scanning the pages after
+// it, and the page asked for with that very cursor, over the same kept
+// inventory (Kept) and with the same limit, takes the outcomes over; any
+// other page, or none within the hold (500 ms), lets them go. A file read
+// before its page was asked for is kept open and checked again when the
+// page takes it.
+//
+// Every wait in the engine (for a file scanned ahead, for a group of opens,
+// at a run's gate) ends when the call's context does: a page answers by
 // its call's deadline, and a read that never returns (a network share whose
 // server went away) holds only the goroutine in it, never the page.
 package paging
@@ -25,6 +31,7 @@ package paging
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/fsmcp/fsmcp/worker/confine"
 	"github.com/fsmcp/fsmcp/worker/textscan"
@@ -61,6 +68,16 @@ type Result interface {
 	Len() int
 	// Room is what the items added from now on may cost (Config.Cost).
 	Room() int
+}
+
+// Kept is the kept inventory a scope's files come from: only a scope
+// that has one gets its next pages scanned ahead, and a page takes over
+// the next page scanned ahead only if its Kept is equal (==) to the one
+// that page was planned on.
+type Kept interface {
+	// Current reports whether the inventory is still the scope's, as far
+	// as its keeper can tell. It must not wait for a walk.
+	Current() bool
 }
 
 // Errors a page's Fill reports besides the call's context error.
@@ -103,10 +120,14 @@ type Engine struct {
 	dir  *confine.Root
 	cfg  Config
 	opts Options
+	next nextPages
 }
 
-// defaultWorkers is Options.Workers's default.
-const defaultWorkers = 4
+// Default options.
+const (
+	defaultWorkers = 4
+	defaultHold    = 500 * time.Millisecond
+)
 
 // Options set how an Engine works where its defaults do not suit (tests);
 // the zero Options are the defaults. Each hook, if set, is told what the
@@ -115,10 +136,25 @@ type Options struct {
 	// Workers bounds the goroutines a page scans on, its own included (4
 	// if 0, and at most GOMAXPROCS); with 1 no file is scanned ahead.
 	Workers int
-	// PageEnded hears, as each page that scanned ahead ends, how many
-	// outcomes it took and how many planned files it scanned again
-	// itself.
+	// Hold is how long a next page scanned ahead waits to be asked for
+	// (500 ms if 0). Clients that follow cursors in a loop ask within a
+	// millisecond or two; the next page of a client that pauses longer (a
+	// model reading the page) is dropped, and that page scans as any
+	// other.
+	Hold time.Duration
+	// PageEnded hears, as each page that scanned ahead ends or hands its
+	// scan on, how many outcomes it took and how many planned files it
+	// scanned again itself.
 	PageEnded func(taken, again int)
+	// TakenOver hears, for each page that found a next page scanned
+	// ahead, whether it took it over.
+	TakenOver func(taken bool)
+	// NextKept hears, for each next page kept, whether it is the scan the
+	// page took over handed on (carried) or a new one.
+	NextKept func(carried bool)
+	// ReadAhead hears the path of each file a next page's scan has opened
+	// and is about to read, on the goroutine that reads it.
+	ReadAhead func(path string)
 	// GroupOpen hears each group of a page's opens begin, on the
 	// goroutine that opens it.
 	GroupOpen func(g int)
@@ -129,23 +165,40 @@ func New(dir *confine.Root, cfg Config, opts Options) *Engine {
 	if opts.Workers == 0 {
 		opts.Workers = defaultWorkers
 	}
+	if opts.Hold == 0 {
+		opts.Hold = defaultHold
+	}
 	return &Engine{dir: dir, cfg: cfg, opts: opts}
 }
+
+// Close drops the next page waiting to be asked for, and keeps none any
+// more.
+func (e *Engine) Close() { e.next.close() }
 
 // Request is one page asked for.
 type Request struct {
 	Matcher *textscan.Matcher
 	Limit   int         // items the page holds at most
 	Files   []walk.File // the scope, in path order
+	Kept    Kept        // the inventory Files come from; nil: none kept
 	From    Position
+	// Token is the cursor the page was asked with, "" for a search's
+	// first page.
+	Token string
 }
 
-// Start begins the page req asks for, scanning its files ahead. The page
-// ends when ctx does; the caller fills it (Fill) and ends it (End).
+// Start begins the page req asks for: it takes over the scan the page
+// before handed on for req.Token, or starts scanning its files ahead. The
+// page ends when ctx does; the caller fills it (Fill) and ends it (End).
 func (e *Engine) Start(ctx context.Context, req Request) *Page {
 	p := &Page{e: e, ctx: ctx, req: req, pos: req.From, sc: textscan.NewScanner(req.Matcher)}
 	p.sc.SetContext(ctx)
-	p.guards = &pageGuards{sg: e.dir.NewScanGuard()}
-	p.ahead = e.startAhead(ctx, req, p.guards)
+	if req.Token != "" {
+		p.ahead, p.guards = e.takeNextPage(ctx, req.Token, req.Kept, req.Limit)
+	}
+	if p.ahead == nil {
+		p.guards = &pageGuards{sg: e.dir.NewScanGuard()}
+		p.ahead = e.startAhead(ctx, req, p.guards)
+	}
 	return p
 }

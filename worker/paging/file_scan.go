@@ -20,6 +20,12 @@ type fileScan struct {
 	// pending is the guard of a file scanned ahead, settled after the
 	// read; the page checks it when it takes the outcome.
 	pending *confine.Guard
+	// held is the open file of an outcome a next page scanned before it
+	// was asked for, which the page checks again when it takes it; again
+	// asks the page to scan the file itself (such an outcome that cannot
+	// be checked so).
+	held  *confine.Reader
+	again bool
 }
 
 // scanFile scans one file from pos within budget, calling emit for each
@@ -36,18 +42,24 @@ func (e *Engine) scanFile(sc *textscan.Scanner, guards *pageGuards, f walk.File,
 // A file scanned ahead of its page has the closer of the page's opens: it
 // is closed through it, and a guard the page shares is only settled, its
 // check left in the outcome (pending) for the page to make when it takes
-// it.
+// it. A file held is one a run reads before its page is asked for: it is
+// not closed but left in the outcome (held), and its identity is not
+// checked after the read, because the page checks it on the kept
+// descriptor when it takes the outcome (scanAhead.confirm), against the
+// same inventory identity, and a change the check here would find is still
+// there then.
 type fileJob struct {
 	f      walk.File
 	op     confine.Opened
 	from   textscan.Position
 	budget int64
 	closer *confine.Closer // scanned ahead; nil: scanned by its page
+	held   bool
 }
 
 // scanOpened scans the file of job, calling emit for each match; see
 // fileJob and fileScan.
-func scanOpened(sc *textscan.Scanner, guards *pageGuards, job fileJob, emit func(textscan.Match) bool) fileScan {
+func scanOpened(sc *textscan.Scanner, guards *pageGuards, job fileJob, emit func(textscan.Match) bool) (res fileScan) {
 	f, id, err := job.op.R, job.op.ID, job.op.Err
 	if errors.Is(err, errPageEnded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fileScan{err: err}
@@ -63,7 +75,11 @@ func scanOpened(sc *textscan.Scanner, guards *pageGuards, job fileJob, emit func
 		}
 		return fileScan{err: ErrMoved}
 	}
-	defer job.closer.Close(f)
+	if job.held {
+		defer func() { res.held = f }()
+	} else {
+		defer job.closer.Close(f)
+	}
 	guard := guards.guard(f, job.f.Path)
 	defer guard.Close()
 	if job.from.Offset == 0 {
@@ -89,8 +105,10 @@ func scanOpened(sc *textscan.Scanner, guards *pageGuards, job fileJob, emit func
 	} else if guard.Changed() {
 		return fileScan{err: ErrChanged}
 	}
-	if err := changedSince(f, id); err != nil {
-		return fileScan{err: err}
+	if !job.held {
+		if err := changedSince(f, id); err != nil {
+			return fileScan{err: err}
+		}
 	}
 	return fileScan{next: next, scanned: scanned, done: done, stopped: stopped, pending: pending}
 }

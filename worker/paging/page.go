@@ -7,15 +7,17 @@ import (
 )
 
 // Page is one page under way: where it has got, its scanner, and the files
-// scanned ahead for it.
+// scanned ahead for it (taken over from the page before, or started for
+// it).
 type Page struct {
-	e      *Engine
-	ctx    context.Context
-	req    Request
-	pos    Position
-	sc     *textscan.Scanner
-	ahead  *scanAhead // nil: the page scans each file itself
-	guards *pageGuards
+	e        *Engine
+	ctx      context.Context
+	req      Request
+	pos      Position
+	sc       *textscan.Scanner
+	ahead    *scanAhead // nil: the page scans each file itself
+	guards   *pageGuards
+	handedOn bool // ahead and guards went on to the next page
 }
 
 // Fill adds to out the matches of the files from the page's position on,
@@ -67,9 +69,9 @@ func (p *Page) scanNext(out Result, budget int64) *fileScan {
 		return here()
 	case res.pending.Check():
 		return &fileScan{err: ErrChanged}
-	case res.err == nil && !p.ahead.takesAsIs(res, out):
-		// Its matches do not all fit: scanned again here, as the page
-		// would have.
+	case res.again || res.err == nil && !p.ahead.takesAsIs(res, out):
+		// Written while it was read ahead, or its matches do not all
+		// fit: scanned again here, as the page would have.
 		p.ahead.again++
 		return here()
 	case res.err == nil:
@@ -85,10 +87,22 @@ func (p *Page) scanNext(out Result, budget int64) *fileScan {
 // nil; false at the scope's end.
 func (p *Page) Next() (Position, bool) { return p.pos, p.pos.File < len(p.req.Files) }
 
-// End stops what the page scans ahead before its guards close, and
-// releases its scanner.
+// HandOn hands the page's scan ahead on to the page after it, which
+// token, the cursor the page hands out for Next, asks for; or starts one
+// for it. Only a scope with a kept inventory (Request.Kept, current) gets
+// one.
+func (p *Page) HandOn(token string) {
+	if p.handedOn = p.e.carryNextPage(p.req, token, p.pos, p.ahead, p.guards); !p.handedOn {
+		p.e.startNextPage(p.req, token, p.pos)
+	}
+}
+
+// End stops what the page scans ahead (unless it went on to the next
+// page) before its guards close, and releases its scanner.
 func (p *Page) End() {
-	p.ahead.stop()
-	p.guards.close()
+	if !p.handedOn {
+		p.ahead.stop()
+		p.guards.close()
+	}
 	p.sc.Release()
 }

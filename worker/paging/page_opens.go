@@ -21,7 +21,7 @@ import (
 // ends are closed by close, or by the goroutine still opening their group
 // then.
 type pageOpens struct {
-	ctx    context.Context // the page's: take waits no longer
+	ctx    context.Context // the page's (or run's): take waits no longer
 	dir    *confine.Root
 	files  []walk.File // the page's planned files, first to last
 	groups []groupOpen
@@ -34,6 +34,13 @@ type pageOpens struct {
 	taken   []bool
 	opened  []bool // per group
 	stopped bool
+	// mayOpen reports whether group g may be opened ahead now (nil:
+	// always); a run opens only as far as its goroutines may claim.
+	mayOpen func(g int) bool
+	// askedGen, for a run, tells the page asked for as a group's open
+	// starts (openedIn).
+	askedGen func() int64
+	openGen  []int64 // per group, with askedGen
 	// opening, if set (Options.GroupOpen), is called as a group's open begins.
 	opening func(g int)
 }
@@ -56,6 +63,17 @@ func newPageOpens(ctx context.Context, dir *confine.Root, files []walk.File, ope
 		ctx: ctx, dir: dir, files: files, groups: newGroupOpens(groups), out: make([]confine.Opened, n),
 		taken: make([]bool, n), opened: make([]bool, groups), closer: dir.NewCloser(), opening: opening,
 	}
+}
+
+// openedIn returns the page (askedGen) during whose call file k's group
+// was opened: -1 if none, or no run's.
+func (o *pageOpens) openedIn(k int) int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.openGen == nil {
+		return -1
+	}
+	return o.openGen[k/confine.BatchSize]
 }
 
 // take returns file k's open, opening its group first if no one has; the
@@ -90,9 +108,10 @@ func (o *pageOpens) take(k int) confine.Opened {
 }
 
 // openAhead opens the groups after g, up to openAheadGroups on, that no
-// one has begun; with one, only the first of them.
+// one has begun and that may open now (mayOpen); with one, only the first
+// of them.
 func (o *pageOpens) openAhead(g int, one bool) {
-	for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups); n++ {
+	for n := g + 1; n < min(len(o.groups), g+1+openAheadGroups) && (o.mayOpen == nil || o.mayOpen(n)); n++ {
 		if o.start(n) && one {
 			return
 		}
@@ -143,6 +162,12 @@ func (o *pageOpens) open(g int) {
 		o.opening(g)
 	}
 	from, to := g*confine.BatchSize, min(len(o.files), (g+1)*confine.BatchSize)
+	if o.askedGen != nil {
+		gen := o.askedGen()
+		o.mu.Lock()
+		o.openGen[g] = gen
+		o.mu.Unlock()
+	}
 	rels := make([]string, 0, to-from)
 	for _, f := range o.files[from:to] {
 		rels = append(rels, f.Path)

@@ -98,6 +98,17 @@ func (c *Inventories) expire() {
 	c.forget()
 }
 
+// Kept reports whether inv is the inventory kept for the scope dir now.
+// It does not wait for another search's walk: a cache busy walking
+// answers false.
+func (c *Inventories) Kept(dir string, inv *Inventory) bool {
+	if !c.mu.TryLock() {
+		return false
+	}
+	defer c.mu.Unlock()
+	return inv != nil && c.scopes[dir] == inv
+}
+
 // Take returns the inventory of the directory scope sc opened by w (the
 // walk ends with w's context), its state made by state from its files. A
 // page resumed from a cursor takes the kept one if there is one and its
@@ -126,7 +137,7 @@ func (c *Inventories) Take(w *Walk, sc Scope, resumed bool, state func([]File) (
 	}
 	if old := c.scopes[sc.Dir]; old != nil && w.watch != nil && slices.Equal(old.Files, files) {
 		// The same files with the same identities: keep the kept one,
-		// whose state is already computed.
+		// which a next page scanned ahead may be bound to.
 		return old, nil
 	}
 	st, err := state(files)

@@ -238,7 +238,7 @@ func TestInventoryFreshWalks(t *testing.T) {
 	c := newInventories(t, 1<<15, time.Minute)
 	inventoryOf := func(resumed bool) *Inventory { return take(t, tree, c, "s", resumed) }
 	kept := inventoryOf(false)
-	if !c.kept("s", kept) {
+	if !c.Kept("s", kept) {
 		t.Fatalf("the scope of %s is not kept: its temporary directory must be on ext4, xfs, btrfs or tmpfs (run with TMPDIR=/dev/shm)", dir)
 	}
 	if inv := inventoryOf(true); inv != kept {
@@ -262,14 +262,7 @@ func TestInventoryFreshWalks(t *testing.T) {
 	if fresh == kept || len(fresh.Files) != 2 || fresh.Files[1].ID.Size != int64(len("needle, written elsewhere\n")) {
 		t.Fatalf("a fresh search's inventory %+v does not hold b.txt as written through its later link", fresh.Files)
 	}
-	if !c.kept("s", fresh) {
+	if !c.Kept("s", fresh) {
 		t.Fatal("the fresh search's inventory is not the one kept for its later pages")
 	}
-}
-
-// kept reports whether inv is the inventory kept for the scope dir.
-func (c *Inventories) kept(dir string, inv *Inventory) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return inv != nil && c.scopes[dir] == inv
 }
