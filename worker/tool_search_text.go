@@ -49,6 +49,24 @@ func textCursorAt(p paging.Position, state string) textCursor {
 // cursor's place (or the first) through the paging engine, and a cursor
 // where the scope goes on, to which the engine hands its scan ahead on.
 func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error) {
+	res, err := r.searchTextPage(ctx, a)
+	if errors.Is(err, errStaleInventory) {
+		// Dropped: this time the scope is walked.
+		res, err = r.searchTextPage(ctx, a)
+	}
+	if errors.Is(err, errStaleInventory) {
+		err = errChangedWhileReading
+	}
+	return res, err
+}
+
+// errStaleInventory is a fresh search's page that found a file of the
+// kept inventory it took changed, which no watch reported (see
+// walk.Inventories); the inventory is dropped and the page made again.
+var errStaleInventory = errors.New("a file of the kept inventory changed")
+
+// searchTextPage is searchText's one attempt at the page.
+func (r *Root) searchTextPage(ctx context.Context, a searchArgs) (*pageResult, error) {
 	c, err := checkSearch(toolset.SearchText, a)
 	if err != nil {
 		return nil, err
@@ -74,6 +92,12 @@ func (r *Root) searchText(ctx context.Context, a searchArgs) (*pageResult, error
 	defer p.End()
 	fit := newFitter(r.lim.MaxResultBytes)
 	if err := p.Fill(fit); err != nil {
+		if scope.taken != nil && errors.Is(err, paging.ErrMoved) {
+			r.inv.Drop(s.Dir, scope.taken)
+			if resumed == nil {
+				return nil, errStaleInventory
+			}
+		}
 		return nil, searchFailure(err, resumed != nil)
 	}
 	next, more := p.Next()
@@ -115,6 +139,7 @@ type textScope struct {
 	state string
 	kept  paging.Kept
 	pos   textCursor
+	taken *walk.Inventory // the kept inventory taken without a walk, or nil
 }
 
 // keptScope is the inventory of the scope dir as the paging engine sees
@@ -140,11 +165,14 @@ func (r *Root) textScopeOf(s *search, resumed *textCursor) (*textScope, error) {
 	case s.File != nil:
 		t.files = []walk.File{*s.File}
 	case s.D != nil:
-		inv, err := r.inv.Take(s.w, s.Scope, resumed != nil, r.scopeState)
+		inv, kept, err := r.inv.Take(s.w, s.Scope, r.scopeState)
 		if err != nil {
 			return nil, err
 		}
 		t.files, t.kept = inv.Files, keptScope{c: r.inv, dir: s.Dir, inv: inv}
+		if kept {
+			t.taken = inv
+		}
 		if !r.Deterministic() {
 			t.state = inv.State
 		}

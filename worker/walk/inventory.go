@@ -1,7 +1,6 @@
 package walk
 
 import (
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,17 +24,17 @@ type Inventory struct {
 // before it is stat'ed, and so is the way down from the root to the scope;
 // the set also counts any mount or unmount as a change, and answers only
 // for a scope on a local filesystem with no mount point below it
-// (watch.Set.Tree). The first change drops every kept inventory. A later
-// page whose scope is kept then costs no walk; any other page walks as if
-// nothing were kept. A fresh search (no cursor) always walks: its answer
-// is the tree as it is at call time, and the inventory it takes is the one
-// kept for its later pages.
+// (watch.Set.Tree). The first change drops every kept inventory. A page
+// whose scope is kept then costs no walk; any other page walks as if
+// nothing were kept.
 //
 // The one change no watch and no check reports: a write through a hard
 // link made after the walk to a file that had one link then. A page that
-// opens that file sees its identity moved (the link changed its ctime) and
-// fails as under any other change; a file an earlier page of the
-// traversal has already read is not opened again.
+// opens that file sees its identity moved (the link changed its ctime),
+// and its caller drops the inventory (Drop): a fresh search then walks and
+// answers again, a later page fails as under any other change and the
+// search that starts over walks. A file an earlier page of the traversal
+// has already read is not opened again.
 //
 // One mutex covers the lookup, the walk and the keeping, so concurrent
 // text searches of one root take their inventories one at a time; their
@@ -110,20 +109,19 @@ func (c *Inventories) Kept(dir string, inv *Inventory) bool {
 }
 
 // Take returns the inventory of the directory scope sc opened by w (the
-// walk ends with w's context), its state made by state from its files. A
-// page resumed from a cursor takes the kept one if there is one and its
-// watches report no change; a fresh search, and any page without a kept
-// inventory, walks, and the walk is kept if every directory of it was
-// watched.
-func (c *Inventories) Take(w *Walk, sc Scope, resumed bool, state func([]File) (string, error)) (*Inventory, error) {
+// walk ends with w's context), its state made by state from its files, and
+// whether it is the kept one, taken without a walk: it is when one is kept
+// and its watches report no change. Otherwise Take walks, and the walk is
+// kept if every directory of it was watched.
+func (c *Inventories) Take(w *Walk, sc Scope, state func([]File) (string, error)) (*Inventory, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.touch()
 	if changed, err := c.set.Changed(); changed || err != nil {
 		c.scopes = nil
 	}
-	if inv := c.scopes[sc.Dir]; inv != nil && resumed {
-		return inv, nil
+	if inv := c.scopes[sc.Dir]; inv != nil {
+		return inv, true, nil
 	}
 	// Watch while walking only when the way to the scope is watched and
 	// the set answers for the tree below it; a walk that loses its watch
@@ -133,16 +131,11 @@ func (c *Inventories) Take(w *Walk, sc Scope, resumed bool, state func([]File) (
 	}
 	files, err := w.inventoryScope(sc)
 	if err != nil {
-		return nil, err
-	}
-	if old := c.scopes[sc.Dir]; old != nil && w.watch != nil && slices.Equal(old.Files, files) {
-		// The same files with the same identities: keep the kept one,
-		// which a next page scanned ahead may be bound to.
-		return old, nil
+		return nil, false, err
 	}
 	st, err := state(files)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	inv := &Inventory{Files: files, State: st}
 	switch {
@@ -154,7 +147,17 @@ func (c *Inventories) Take(w *Walk, sc Scope, resumed bool, state func([]File) (
 	case len(c.scopes) == 0:
 		c.set.Close() // the watches of a walk that is not kept serve nothing
 	}
-	return inv, nil
+	return inv, false, nil
+}
+
+// Drop stops keeping inv as the inventory of the scope dir: a file of it
+// was found changed where no watch reported it.
+func (c *Inventories) Drop(dir string, inv *Inventory) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.scopes[dir] == inv {
+		delete(c.scopes, dir)
+	}
 }
 
 // watchScope watches the way down from t's root to the scope sc, each

@@ -38,7 +38,7 @@ func TestNoInventoryWithoutWatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inv, err := c.Take(w, sc, round > 0, func(files []File) (string, error) { return "", nil })
+		inv, _, err := c.Take(w, sc, func(files []File) (string, error) { return "", nil })
 		sc.Close()
 		if err != nil {
 			t.Fatal(err)

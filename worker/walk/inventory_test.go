@@ -17,8 +17,8 @@ import (
 )
 
 // take takes c's inventory of the scope dir of tree as a search page
-// (resumed from a cursor or not) takes it.
-func take(t *testing.T, tree *Tree, c *Inventories, dir string, resumed bool) *Inventory {
+// takes it.
+func take(t *testing.T, tree *Tree, c *Inventories, dir string) *Inventory {
 	t.Helper()
 	w := tree.Walk(context.Background())
 	sc, err := w.OpenScope(dir, true)
@@ -26,7 +26,7 @@ func take(t *testing.T, tree *Tree, c *Inventories, dir string, resumed bool) *I
 		t.Fatal(err)
 	}
 	defer sc.Close()
-	inv, err := c.Take(w, sc, resumed, func(files []File) (string, error) { return fmt.Sprint(len(files)), nil })
+	inv, _, err := c.Take(w, sc, func(files []File) (string, error) { return fmt.Sprint(len(files)), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +64,15 @@ func TestInventoryCache(t *testing.T) {
 	}
 	tree := openTree(t, dir, limits.Default)
 	cached, walked := newInventories(t, 1<<15, time.Minute), newInventories(t, 2, time.Minute)
-	want := take(t, tree, walked, "", false).Files
+	want := take(t, tree, walked, "").Files
 	if len(want) != 6 {
 		t.Fatalf("%d files, want 6", len(want))
 	}
-	kept := take(t, tree, cached, "", false)
+	kept := take(t, tree, cached, "")
 	if !slices.Equal(kept.Files, want) {
 		t.Fatal("the caching inventories found other files than the walking ones")
 	}
-	if take(t, tree, cached, "", true) != kept {
+	if take(t, tree, cached, "") != kept {
 		t.Fatal("a later page walked instead of taking the kept inventory")
 	}
 	if n := len(cached.scopes); n != 1 {
@@ -89,11 +89,11 @@ func TestInventoryCache(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "d0", "f0.txt"), []byte("needle\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want = take(t, tree, walked, "", true).Files
+	want = take(t, tree, walked, "").Files
 	if want[0].ID.Size != int64(len("needle\n")) {
 		t.Fatalf("the walking inventory holds d0/f0.txt as %d bytes, want %d", want[0].ID.Size, len("needle\n"))
 	}
-	if got := take(t, tree, cached, "", true); got == kept || !slices.Equal(got.Files, want) {
+	if got := take(t, tree, cached, ""); got == kept || !slices.Equal(got.Files, want) {
 		t.Fatal("the kept inventory missed the change")
 	}
 }
@@ -138,7 +138,7 @@ func TestInventorySwappedScope(t *testing.T) {
 			defer sc.Close()
 			before := sc.D
 			tc.swap()
-			inv, err := c.Take(w, sc, false, func([]File) (string, error) { return "", nil })
+			inv, _, err := c.Take(w, sc, func([]File) (string, error) { return "", nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +180,7 @@ func TestInventoryIdle(t *testing.T) {
 		c.idleAfter = d
 	}
 
-	take(t, tree, c, "", false)
+	take(t, tree, c, "")
 	if w, s := held(); w == 0 || s != 1 {
 		t.Fatalf("after a search: %d watches, %d scopes kept", w, s)
 	}
@@ -196,7 +196,7 @@ func TestInventoryIdle(t *testing.T) {
 	}
 
 	idleAfter(100 * time.Millisecond)
-	take(t, tree, c, "", false)
+	take(t, tree, c, "")
 	if w, s := held(); w == 0 || s != 1 {
 		t.Fatalf("after the idle time, a search keeps %d watches, %d scopes", w, s)
 	}
@@ -212,18 +212,17 @@ func TestInventoryIdle(t *testing.T) {
 	}
 
 	small := newInventories(t, 2, time.Minute)
-	take(t, tree, small, "", false)
+	take(t, tree, small, "")
 	if n := small.set.Len(); n != 0 {
 		t.Fatalf("a walk over the watch cap left %d watches", n)
 	}
 }
 
-// TestInventoryFreshWalks: a fresh search walks its scope even while an
-// inventory of it is kept, so it sees what no watch reports (here a write
-// through a hard link made after the walk); a page resumed from a cursor
-// takes the kept inventory without walking; a walk that finds the kept
-// inventory's files unchanged keeps the kept one.
-func TestInventoryFreshWalks(t *testing.T) {
+// TestInventoryDrop: a page takes the kept inventory, fresh or resumed,
+// even after a change no watch reports (here a write through a hard link
+// made after the walk); once its caller drops it for that, the next page
+// walks, sees the change, and its inventory is the one kept.
+func TestInventoryDrop(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"s/a.txt", "s/b.txt"} {
 		full := filepath.Join(dir, p)
@@ -236,16 +235,12 @@ func TestInventoryFreshWalks(t *testing.T) {
 	}
 	tree := openTree(t, dir, limits.Default)
 	c := newInventories(t, 1<<15, time.Minute)
-	inventoryOf := func(resumed bool) *Inventory { return take(t, tree, c, "s", resumed) }
-	kept := inventoryOf(false)
+	kept := take(t, tree, c, "s")
 	if !c.Kept("s", kept) {
 		t.Fatalf("the scope of %s is not kept: its temporary directory must be on ext4, xfs, btrfs or tmpfs (run with TMPDIR=/dev/shm)", dir)
 	}
-	if inv := inventoryOf(true); inv != kept {
-		t.Fatal("a resumed page walked instead of taking the kept inventory")
-	}
-	if inv := inventoryOf(false); inv != kept {
-		t.Fatal("a fresh walk that found the same files did not keep the kept inventory")
+	if inv := take(t, tree, c, "s"); inv != kept {
+		t.Fatal("a page walked instead of taking the kept inventory")
 	}
 
 	link := filepath.Join(t.TempDir(), "b-link")
@@ -255,14 +250,15 @@ func TestInventoryFreshWalks(t *testing.T) {
 	if err := os.WriteFile(link, []byte("needle, written elsewhere\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if inv := inventoryOf(true); inv != kept {
-		t.Fatal("a resumed page walked: no watch reports a write through a link made later")
+	if inv := take(t, tree, c, "s"); inv != kept {
+		t.Fatal("a page walked: no watch reports a write through a link made later")
 	}
-	fresh := inventoryOf(false)
-	if fresh == kept || len(fresh.Files) != 2 || fresh.Files[1].ID.Size != int64(len("needle, written elsewhere\n")) {
-		t.Fatalf("a fresh search's inventory %+v does not hold b.txt as written through its later link", fresh.Files)
+	c.Drop("s", kept)
+	walked := take(t, tree, c, "s")
+	if walked == kept || len(walked.Files) != 2 || walked.Files[1].ID.Size != int64(len("needle, written elsewhere\n")) {
+		t.Fatalf("the inventory after the drop %+v does not hold b.txt as written through its later link", walked.Files)
 	}
-	if !c.Kept("s", fresh) {
-		t.Fatal("the fresh search's inventory is not the one kept for its later pages")
+	if !c.Kept("s", walked) {
+		t.Fatal("the walked inventory is not the one kept for the pages after")
 	}
 }
