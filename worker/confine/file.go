@@ -4,6 +4,7 @@ package confine
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -21,6 +22,25 @@ func (r *Root) OpenFile(rel string) (*os.File, Identity, error) {
 		return nil, Identity{}, err
 	}
 	return blockingFile(fd, st, clean)
+}
+
+// openRegular opens the regular file at rel (O_NONBLOCK still set) and
+// returns its descriptor, its fstat and rel cleaned; each backend opens it
+// its own way (openRegularAt).
+func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
+	parts, err := splitRel(rel)
+	if err != nil {
+		return -1, nil, "", fmt.Errorf("open: %w", err)
+	}
+	if len(parts) == 0 {
+		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
+	}
+	rootfd, err := r.h.acquire()
+	if err != nil {
+		return -1, nil, "", pathErr("open", rel, err)
+	}
+	defer r.h.release()
+	return r.openRegularAt(rootfd, parts, rel)
 }
 
 // statRegular returns the fstat of fd if it is a regular file, else an

@@ -3,28 +3,15 @@
 package confine
 
 import (
-	"fmt"
 	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// openRegular opens the regular file at rel (O_NONBLOCK still set) and
-// returns its descriptor, its fstat and rel cleaned. The name is opened
-// O_PATH and checked first, so a FIFO, socket or device is never opened.
-func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
-	parts, err := splitRel(rel)
-	if err != nil {
-		return -1, nil, "", fmt.Errorf("open: %w", err)
-	}
-	if len(parts) == 0 {
-		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
-	}
-	rootfd, err := r.h.acquire()
-	if err != nil {
-		return -1, nil, "", pathErr("open", rel, err)
-	}
-	defer r.h.release()
+// openRegularAt is openRegular for rel's components parts in the root
+// rootfd. The name is opened O_PATH and checked first, so a FIFO, socket
+// or device is never opened.
+func (r *Root) openRegularAt(rootfd int, parts []string, rel string) (int, *unix.Stat_t, string, error) {
 	pfd, err := r.openRel(rootfd, parts, leafFlags)
 	if err != nil {
 		return -1, nil, "", pathErr("open", rel, err)

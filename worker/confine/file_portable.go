@@ -3,29 +3,15 @@
 package confine
 
 import (
-	"fmt"
 	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// openRegular opens the regular file at rel (O_NONBLOCK still set) and
-// returns its descriptor, its fstat and rel cleaned: its directory is
-// walked to one component at a time, and the file opened there by
-// openExactRegular.
-func (r *Root) openRegular(rel string) (int, *unix.Stat_t, string, error) {
-	parts, err := splitRel(rel)
-	if err != nil {
-		return -1, nil, "", fmt.Errorf("open: %w", err)
-	}
-	if len(parts) == 0 {
-		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
-	}
-	rootfd, err := r.h.acquire()
-	if err != nil {
-		return -1, nil, "", pathErr("open", rel, err)
-	}
-	defer r.h.release()
+// openRegularAt is openRegular for rel's components parts in the root
+// rootfd: its directory is walked to one component at a time, and the
+// file opened there by openRegularIn.
+func (r *Root) openRegularAt(rootfd int, parts []string, rel string) (int, *unix.Stat_t, string, error) {
 	dirfd, err := walkParent(rootfd, parts)
 	if err != nil {
 		return -1, nil, "", pathErr("open", rel, err)
