@@ -629,37 +629,6 @@ func BenchmarkOpenFile(b *testing.B) {
 	})
 }
 
-func TestCleanRel(t *testing.T) {
-	for _, tc := range []struct {
-		rel, want  string
-		clean, err bool
-	}{
-		{rel: "a", want: "a", clean: true},
-		{rel: "a/b/c.txt", want: "a/b/c.txt", clean: true},
-		{rel: "..a/b..", want: "..a/b..", clean: true},
-		{rel: ""},
-		{rel: "."},
-		{rel: "./a", want: "a"},
-		{rel: "a//b", want: "a/b"},
-		{rel: "a/./b/", want: "a/b"},
-		{rel: "a/../b", err: true},
-		{rel: "/a", err: true},
-		{rel: "a/\x00b", err: true},
-	} {
-		if got := isCleanRel(tc.rel); got != tc.clean {
-			t.Errorf("isCleanRel(%q) = %v, want %v", tc.rel, got, tc.clean)
-		}
-		got, err := cleanRel(tc.rel)
-		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("cleanRel(%q) = %q, %v; want %q (error %v)", tc.rel, got, err, tc.want, tc.err)
-		}
-		// The same as splitRel's components joined.
-		if parts, err := splitRel(tc.rel); err == nil && strings.Join(parts, "/") != got {
-			t.Errorf("cleanRel(%q) = %q, splitRel joined %q", tc.rel, got, strings.Join(parts, "/"))
-		}
-	}
-}
-
 // fstatIdentity is the Identity fstat gives of an open file.
 func fstatIdentity(f *os.File) (Identity, error) {
 	rc, err := f.SyscallConn()

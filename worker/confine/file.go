@@ -58,20 +58,6 @@ func statRegular(fd int, rel string) (*unix.Stat_t, error) {
 	return &st, nil
 }
 
-// sameRegular keeps fd, opened by name after a check through O_PATH gave
-// want, only if it is still that regular file; it closes fd otherwise.
-func sameRegular(fd int, want *unix.Stat_t, rel string) (int, *unix.Stat_t, string, error) {
-	st, err := statRegular(fd, rel)
-	if err != nil {
-		return -1, nil, "", err
-	}
-	if st.Dev != want.Dev || st.Ino != want.Ino {
-		unix.Close(fd)
-		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
-	}
-	return fd, st, rel, nil
-}
-
 // blockingFile clears O_NONBLOCK on the regular file fd and wraps it in an
 // *os.File named rel; it closes fd on failure.
 func blockingFile(fd int, st *unix.Stat_t, rel string) (*os.File, Identity, error) {

@@ -31,3 +31,17 @@ func (r *Root) openRegularAt(rootfd int, parts []string, rel string) (int, *unix
 	}
 	return fd, st, clean, nil
 }
+
+// sameRegular keeps fd, opened by name after a check through O_PATH gave
+// want, only if it is still that regular file; it closes fd otherwise.
+func sameRegular(fd int, want *unix.Stat_t, rel string) (int, *unix.Stat_t, string, error) {
+	st, err := statRegular(fd, rel)
+	if err != nil {
+		return -1, nil, "", err
+	}
+	if st.Dev != want.Dev || st.Ino != want.Ino {
+		unix.Close(fd)
+		return -1, nil, "", pathErr("open", rel, ErrNotRegular)
+	}
+	return fd, st, rel, nil
+}

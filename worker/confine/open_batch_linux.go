@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -141,4 +142,33 @@ func (b *batch) run(r *Root, ring *uring.Ring, rels []string, out []Opened) bool
 		return false // a file's answer stands; its O_PATH descriptor may leak
 	}
 	return true
+}
+
+// cleanRel returns rel's components joined by single slashes, as
+// splitRel would give them, and rel itself when it is written so already
+// (an inventory's paths are), without allocating.
+func cleanRel(rel string) (string, error) {
+	if isCleanRel(rel) {
+		return rel, nil
+	}
+	parts, err := splitRel(rel)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(parts, "/"), nil
+}
+
+// isCleanRel reports whether rel is a relative path of at least one
+// component, each a valid name (none empty, "." or "..", no NUL).
+func isCleanRel(rel string) bool {
+	for {
+		c, rest, more := strings.Cut(rel, "/")
+		if !validName(c) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		rel = rest
+	}
 }

@@ -13,9 +13,6 @@ var ErrUnavailable = errors.New("change notification is not available")
 // derived from what it would watch is ever kept.
 type Set struct{ budget *Budget }
 
-// New returns an empty Set.
-func New(max int) *Set { return NewIn(NewBudget(max)) }
-
 // NewIn returns an empty Set.
 func NewIn(b *Budget) *Set { return &Set{budget: b} }
 
