@@ -58,10 +58,10 @@ func (d *destination) keep(st *unix.Stat_t, xs []xattr) {
 }
 
 // applyTo gives the temp file fd the destination's owner and group, its
-// extended attributes exactly (attributes the temp file got on creation,
-// such as an ACL inherited from the directory's default ACL, are removed
-// when the destination lacks them) and its mode, then checks that all of it
-// took.
+// extended attributes and macOS ACL exactly (those the temp file got on
+// creation, such as an ACL inherited from the directory's default ACL, are
+// removed when the destination lacks them) and its mode, then checks that
+// all of it took.
 func (d *destination) applyTo(fd int) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -73,6 +73,9 @@ func (d *destination) applyTo(fd int) error {
 		}
 	}
 	if err := d.applyXattrs(fd); err != nil {
+		return err
+	}
+	if err := keepACL(d.fd, fd); err != nil {
 		return err
 	}
 	if err := unix.Fchmod(fd, d.mode); err != nil {
