@@ -28,6 +28,7 @@ type supBins struct {
 	worker     string
 	testWorker string
 	bareRelay  string // supervisor/internal/barerelay
+	floor      string // e2e/internal/floorsearch
 	real       bool   // worker is the real fsmcp-worker
 }
 
@@ -54,7 +55,7 @@ func buildSupervisorBins(t testing.TB) supBins {
 			args = append(args, "-race")
 		}
 		// Under -race the supervisor is rebuilt with the detector as well.
-		pkgs := []string{"./supervisor/internal/testworker", "./supervisor/internal/barerelay"}
+		pkgs := []string{"./supervisor/internal/testworker", "./supervisor/internal/barerelay", "./e2e/internal/floorsearch"}
 		sup := supervisorBin
 		if raceEnabled {
 			pkgs = append(pkgs, "./cmd/fsmcp-supervisor")
@@ -72,6 +73,7 @@ func buildSupervisorBins(t testing.TB) supBins {
 			worker:     workerBin,
 			testWorker: filepath.Join(dir, "testworker"),
 			bareRelay:  filepath.Join(dir, "barerelay"),
+			floor:      filepath.Join(dir, "floorsearch"),
 			real:       true,
 		}
 	})
