@@ -116,18 +116,20 @@ func interleaved(fl *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// oneManifest settles the manifest of a command that takes one, as
-// --manifest FILE or as its one argument, and reports whether there is
-// exactly one.
-func oneManifest(flagValue *string, pos []string) bool {
-	switch {
-	case *flagValue != "" && len(pos) == 0:
-		return true
-	case *flagValue == "" && len(pos) == 1:
-		*flagValue = pos[0]
-		return true
+// manifestIn is the positional-argument check of a command that takes one
+// manifest, as --manifest FILE (flagValue) or as its one argument, which
+// it then stores in flagValue.
+func manifestIn(flagValue *string) func(pos []string) bool {
+	return func(pos []string) bool {
+		switch {
+		case *flagValue != "" && len(pos) == 0:
+			return true
+		case *flagValue == "" && len(pos) == 1:
+			*flagValue = pos[0]
+			return true
+		}
+		return false
 	}
-	return false
 }
 
 // tools prints the tools a host would see: one line each (name, effect,
@@ -138,13 +140,8 @@ func tools(args []string, stdout, stderr io.Writer) int {
 	workerBin := fl.String("worker", "", "")
 	asJSON := fl.Bool("json", false, "")
 	const short = "usage: fsmcp-supervisor tools [--manifest] FILE [--json] [--worker BIN]"
-	pos, err := interleaved(fl, args)
-	if code, done := flagResult(err, short, stdout, stderr); done {
+	if _, code, ok := parseCommand(fl, args, short, manifestIn(manifestFile), stdout, stderr); !ok {
 		return code
-	}
-	if !oneManifest(manifestFile, pos) {
-		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
-		return exitUsage
 	}
 	ctx := context.Background()
 	s, list, code := listedSession(ctx, *manifestFile, *workerBin, stderr)
@@ -172,13 +169,11 @@ func call(args []string, stdout, stderr io.Writer) int {
 	workerBin := fl.String("worker", "", "")
 	all := fl.Bool("all", false, "")
 	const short = "usage: fsmcp-supervisor call --manifest FILE TOOL [JSON-ARGUMENTS] [--all] [--worker BIN]"
-	pos, err := interleaved(fl, args)
-	if code, done := flagResult(err, short, stdout, stderr); done {
+	pos, code, ok := parseCommand(fl, args, short, func(pos []string) bool {
+		return *manifestFile != "" && len(pos) >= 1 && len(pos) <= 2
+	}, stdout, stderr)
+	if !ok {
 		return code
-	}
-	if *manifestFile == "" || len(pos) < 1 || len(pos) > 2 {
-		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
-		return exitUsage
 	}
 	tool, arguments := pos[0], map[string]any{}
 	if len(pos) == 2 {
@@ -265,6 +260,23 @@ func printJSON(stdout, stderr io.Writer, v any, indent string) int {
 		return 1
 	}
 	return 0
+}
+
+// parseCommand parses a command's args with fl, flags anywhere among the
+// positional arguments, which valid must accept. When it does not go on
+// (ok false) it has answered: --help prints the usage (code 0), a bad flag
+// or arguments valid refuses print a line ending on the command's short
+// usage (code 64).
+func parseCommand(fl *flag.FlagSet, args []string, short string, valid func(pos []string) bool, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	pos, err := interleaved(fl, args)
+	if code, done := flagResult(err, short, stdout, stderr); done {
+		return nil, code, false
+	}
+	if !valid(pos) {
+		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
+		return nil, exitUsage, false
+	}
+	return pos, 0, true
 }
 
 // flagResult answers a flag-parsing error: --help prints the usage (0), a

@@ -27,13 +27,8 @@ func hostEntry(args []string, stdout, stderr io.Writer) int {
 	workerBin := fl.String("worker", "", "")
 	perRoot := fl.Bool("per-root", false, "")
 	const short = "usage: fsmcp-supervisor host-entry [--manifest] FILE [--format mcp-json|vscode|ptc] [--per-root] [--name fsmcp] [--worker BIN]"
-	pos, err := interleaved(fl, args)
-	if code, done := flagResult(err, short, stdout, stderr); done {
+	if _, code, ok := parseCommand(fl, args, short, manifestIn(manifestFile), stdout, stderr); !ok {
 		return code
-	}
-	if !oneManifest(manifestFile, pos) {
-		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
-		return exitUsage
 	}
 	if goRun() {
 		return usageError(stderr, errors.New("this fsmcp-supervisor was built by go run, into a temporary folder or the Go build cache that a host cannot rely on; install both binaries with go install ./cmd/... and run host-entry from the installed fsmcp-supervisor"))

@@ -213,16 +213,12 @@ func check(args []string, stdout, stderr io.Writer) int {
 	var files repeated
 	fl.Var(&files, "manifest", "")
 	const short = "usage: fsmcp-supervisor check [--manifest] FILE..."
-	pos, err := interleaved(fl, args)
-	if code, done := flagResult(err, short, stdout, stderr); done {
+	pos, code, ok := parseCommand(fl, args, short, func(pos []string) bool { return len(files)+len(pos) > 0 }, stdout, stderr)
+	if !ok {
 		return code
 	}
 	files = append(files, pos...)
-	if len(files) == 0 {
-		fmt.Fprintln(stderr, "fsmcp-supervisor: "+short)
-		return exitUsage
-	}
-	code := 0
+	code = 0
 	for _, file := range files {
 		m, err := supervisor.Load(file, checkEnv)
 		var all manifest.Errors
