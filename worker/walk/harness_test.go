@@ -1,6 +1,8 @@
 package walk
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,4 +30,26 @@ func openTree(tb testing.TB, dir string, lim limits.Limits) *Tree {
 	}
 	tb.Cleanup(func() { root.Close() })
 	return New(root, sel, lim)
+}
+
+// writeTree makes below dir the files paths name (slash-separated), each
+// holding body, and the directories on their way; a path ending in "/" is
+// a directory, made empty.
+func writeTree(tb testing.TB, dir, body string, paths ...string) {
+	tb.Helper()
+	for _, p := range paths {
+		full := filepath.Join(dir, p)
+		if strings.HasSuffix(p, "/") {
+			if err := os.MkdirAll(full, 0o755); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }

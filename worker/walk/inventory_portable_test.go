@@ -21,13 +21,7 @@ import (
 func TestNoInventoryWithoutWatches(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 4 {
-		p := filepath.Join(dir, fmt.Sprintf("d%d", i%2), fmt.Sprintf("f%d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("needle\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeTree(t, dir, "needle\n", fmt.Sprintf("d%d/f%d.txt", i%2, i))
 	}
 	tree := openTree(t, dir, limits.Default)
 	c := NewInventories(watch.NewBudget(1<<15), time.Minute)

@@ -50,13 +50,7 @@ func TestInventoryCache(t *testing.T) {
 	dir := t.TempDir()
 	line := strings.Repeat("x", 100) + " needle\n"
 	for i := range 6 {
-		p := filepath.Join(dir, fmt.Sprintf("d%d", i%2), fmt.Sprintf("f%d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.Repeat(line, 200)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeTree(t, dir, strings.Repeat(line, 200), fmt.Sprintf("d%d/f%d.txt", i%2, i))
 	}
 	// f5 has a second link (outside the root), so a watch of its own.
 	if err := os.Link(filepath.Join(dir, "d1", "f5.txt"), filepath.Join(t.TempDir(), "f5-link")); err != nil {
@@ -104,15 +98,7 @@ func TestInventoryCache(t *testing.T) {
 // saw the swap and a kept one would fail every later page.
 func TestInventorySwappedScope(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"a/d/one.txt", "a/e/two.txt"} {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte("needle\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, "needle\n", "a/d/one.txt", "a/e/two.txt")
 	tree := openTree(t, dir, limits.Default)
 	c := newInventories(t, 1<<15, time.Minute)
 	for _, tc := range []struct {
@@ -159,13 +145,7 @@ func TestInventorySwappedScope(t *testing.T) {
 func TestInventoryIdle(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 4 { // 5 directories: over a cap of 2 watches
-		p := filepath.Join(dir, fmt.Sprintf("d%d", i), "f.txt")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("needle\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeTree(t, dir, "needle\n", fmt.Sprintf("d%d/f.txt", i))
 	}
 	tree := openTree(t, dir, limits.Default)
 	c := newInventories(t, 1<<15, time.Hour)
@@ -224,15 +204,7 @@ func TestInventoryIdle(t *testing.T) {
 // walks, sees the change, and its inventory is the one kept.
 func TestInventoryDrop(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"s/a.txt", "s/b.txt"} {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte("needle\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, "needle\n", "s/a.txt", "s/b.txt")
 	tree := openTree(t, dir, limits.Default)
 	c := newInventories(t, 1<<15, time.Minute)
 	kept := take(t, tree, c, "s")

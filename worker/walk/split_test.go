@@ -89,18 +89,7 @@ func splitTrees() []splitTree {
 func (tr splitTree) make(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, p := range tr.paths {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasSuffix(p, "/") {
-			continue
-		}
-		if err := os.WriteFile(full, []byte("needle\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, "needle\n", tr.paths...)
 	return dir
 }
 
