@@ -251,13 +251,7 @@ func nextPageTree(t *testing.T, needle string) (string, *Root) {
 		if i%3 == 1 {
 			body += "one " + needle + "\nand a " + needle + " again\n"
 		}
-		p := filepath.Join(dir, fmt.Sprintf("d%d", i%2), fmt.Sprintf("f%02d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d", i%2), fmt.Sprintf("f%02d.txt", i)), []byte(body))
 	}
 	return dir, smallPageRoot(t, dir)
 }

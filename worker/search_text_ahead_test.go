@@ -158,13 +158,7 @@ func TestScanAheadSamePages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for _, f := range tc.files {
-				p := filepath.Join(dir, filepath.FromSlash(f.name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, f.body, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				writeFile(t, filepath.Join(dir, filepath.FromSlash(f.name)), f.body)
 			}
 			lim := DefaultLimits
 			lim.MaxScanBytes = tc.scan

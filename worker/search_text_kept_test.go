@@ -33,13 +33,7 @@ func TestSearchTextKeptOrWalked(t *testing.T) {
 	dir := t.TempDir()
 	line := strings.Repeat("x", 100) + " needle\n"
 	for i := range 6 {
-		p := filepath.Join(dir, fmt.Sprintf("d%d", i%2), fmt.Sprintf("f%d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.Repeat(line, 200)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d", i%2), fmt.Sprintf("f%d.txt", i)), []byte(strings.Repeat(line, 200)))
 	}
 	open := func(watches int) *Root {
 		lim := DefaultLimits
