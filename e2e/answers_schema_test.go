@@ -387,13 +387,16 @@ func toolAnswers(s *rawSession, name func(tool string) string, modern bool) {
 	s.raw("parse error with an id", anError, "", `"m-1"`, `{"jsonrpc":"2.0","id":"m-1","method":`)
 	s.raw("a batch", anError, "", "", `[]`)
 	s.raw("not JSON-RPC", anError, "", "", `{"jsonrpc":"2.0","method":7}`)
-	s.raw("an id that is an object", anError, "", "", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`)
 	pad := strings.Repeat("x", 17<<20) // past the 16 MiB line limit
+	s.raw("an id that is an object", anError, "", "", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`)
+	s.raw("an id with a fraction", anError, "the id must be a string or an integer", "", `{"jsonrpc":"2.0","id":1.5,"method":"tools/list","params":{`+s.meta+`}}`)
+	s.raw("an id with a fraction, oversized", anError, "exceeds", "", `{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"text":"`+pad+`"}}`)
 	s.raw("an oversized line", anError, "exceeds", `"big-1"`, `{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"text":"`+pad+`"}}`)
 	s.raw("an oversized line without an id", anError, "exceeds", "", `{"jsonrpc":"2.0","method":"tools/call","params":{"text":"`+pad+`"}}`)
 	s.checkKinds("tools/list", "a string id", "list_directory", "search_files", "search_text", "read_text_file", "write_text_file",
 		"list_directory tool error", "search_files tool error", "search_text tool error", "read_text_file tool error", "write_text_file tool error",
-		"a second page", "unknown method", "unknown tool", "arguments not an object", "parse error", "an oversized line", "an oversized line without an id")
+		"a second page", "unknown method", "unknown tool", "arguments not an object", "parse error", "an oversized line", "an oversized line without an id",
+		"an id with a fraction", "an id with a fraction, oversized")
 }
 
 // cancelAnswers: a call cancelled while its read is held in the file

@@ -1,9 +1,11 @@
 package jsonl
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	segjson "github.com/segmentio/encoding/json"
 
@@ -67,6 +69,9 @@ func decodeCall(data []byte) (jsonrpc.Message, json.RawMessage, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(m.Method) > 0 && isNumber(m.ID) && !isID(m.ID) {
+		return nil, nil, errIDNotInteger // the SDK would answer it under another id
+	}
 	if len(m.Method) == 0 || !isID(m.ID) {
 		msg, err := m.decoded() // parsed once: a relayed page's result is most of the line
 		return msg, nil, err
@@ -78,13 +83,40 @@ func decodeCall(data []byte) (jsonrpc.Message, json.RawMessage, error) {
 // placeholderID stands in for a call's id until the transport gives it one.
 var placeholderID, _ = jsonrpc.MakeID("")
 
-// isID reports whether raw is an id a call may carry: a string or a number.
+// errIDNotInteger refuses a call whose id is a number with a fraction: an
+// MCP request id is a string or an integer.
+var errIDNotInteger = errors.New("invalid request: the id must be a string or an integer")
+
+// isID reports whether raw is an id a call may carry: a string or an
+// integer, of any size and however written.
 func isID(raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
+	return len(raw) > 0 && (raw[0] == '"' || isNumber(raw) && isInteger(raw))
+}
+
+// isNumber reports whether raw, valid JSON, is a number.
+func isNumber(raw json.RawMessage) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+}
+
+// isInteger reports whether the JSON number num has an integer value (12,
+// -0, 2.0, 1e3 and 150e-1 have; 1.5 and 15e-1 have not), from its digits
+// and exponent, without computing the value.
+func isInteger(num []byte) bool {
+	mant, exp, _ := bytes.Cut(bytes.ToLower(num), []byte("e"))
+	whole, frac, _ := bytes.Cut(bytes.TrimPrefix(mant, []byte("-")), []byte("."))
+	digits := bytes.TrimRight(append(whole, frac...), "0")
+	if len(bytes.Trim(digits, "0")) == 0 {
+		return true // zero
 	}
-	c := raw[0]
-	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+	zeros := len(whole) + len(frac) - len(digits) // trailing zeros of the digits
+	e, err := strconv.Atoi(string(exp))
+	switch {
+	case len(exp) == 0:
+		e = 0
+	case err != nil: // an exponent past int: only its sign matters
+		return exp[0] != '-'
+	}
+	return e-len(frac)+zeros >= 0
 }
 
 // parse parses data as a JSON-RPC 2.0 message without interpreting its id.

@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestDecodeAgreesWithSDK(t *testing.T) {
 		}
 		// What is not a call with an id decodeCall keeps is decoded
 		// by decodeCall as by Decode.
-		if msg, raw, err := decodeCall([]byte(line)); raw == nil {
+		if msg, raw, err := decodeCall([]byte(line)); raw == nil && !errors.Is(err, errIDNotInteger) {
 			if (err != nil) != (gotErr != nil) || err == nil && !reflect.DeepEqual(normal(msg), normal(got)) {
 				t.Errorf("%.80s: decodeCall = %#v, %v; Decode = %#v, %v", line, msg, err, got, gotErr)
 			}
@@ -114,6 +115,25 @@ func BenchmarkDecodeCallResponse(b *testing.B) {
 	for range b.N {
 		if _, _, err := decodeCall(line); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestIsInteger: a JSON number is an integer id by its value, however it
+// is written, and an exponent too large for an int is judged by its sign.
+func TestIsInteger(t *testing.T) {
+	for _, tc := range []struct {
+		num  string
+		want bool
+	}{
+		{"0", true}, {"-0", true}, {"12", true}, {"2.0", true}, {"100.00", true}, {"1e3", true},
+		{"1E+3", true}, {"150e-1", true}, {"100e-2", true}, {"0.0e-9", true}, {"1.5e1", true},
+		{"1e99999999999999999999", true}, {"18446744073709551615", true},
+		{"1.5", false}, {"-0.25", false}, {"15e-1", false}, {"1.50", false}, {"1e-1", false},
+		{"101e-2", false}, {"1e-99999999999999999999", false},
+	} {
+		if got := isInteger([]byte(tc.num)); got != tc.want {
+			t.Errorf("isInteger(%s) = %v, want %v", tc.num, got, tc.want)
 		}
 	}
 }

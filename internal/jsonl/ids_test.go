@@ -18,11 +18,19 @@ func cancelReq(id string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"test"}}`
 }
 
-// TestIDsEchoedExactly: every id a call may carry comes back as the bytes
-// it was sent as, on a result and on an error alike.
+// TestIDsEchoedExactly: every id a call may carry (a string or an integer,
+// of any size and however written) comes back as the bytes it was sent as,
+// on a result and on an error alike; a number with a fraction is refused
+// with -32600 and no id, since no answer may carry it.
 func TestIDsEchoedExactly(t *testing.T) {
 	h := serve(t, &Transport{})
-	for _, id := range []string{`9007199254740993`, `18446744073709551615`, `1.5`, `1E400`, `-0`, `1e2`,
+	for _, id := range []string{`1.5`, `15e-1`, `-0.25`, `1E-400`} {
+		h.send(t, listReqID(id))
+		if r := h.recv(t); r.ID != nil || r.Error == nil || r.Error.Code != -32600 || r.Error.Message != errIDNotInteger.Error() {
+			t.Errorf("tools/list with id %s answered id %s, error %+v; want -32600 without an id", id, r.ID, r.Error)
+		}
+	}
+	for _, id := range []string{`9007199254740993`, `18446744073709551615`, `1E400`, `-0`, `1e2`, `2.0`, `150e-1`, `1.5e1`,
 		`"a"`, `"\u0061"`, `""`, `"é\n"`, `0`, `-9223372036854775809`} {
 		h.send(t, listReqID(id))
 		if r := h.recv(t); string(r.ID) != id || r.Error != nil {

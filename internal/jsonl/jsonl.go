@@ -187,12 +187,17 @@ func (c *conn) receive(lr *lineReader) {
 func (c *conn) decode(line []byte) jsonrpc.Message {
 	// decodeCall parses the whole line, so a line it takes is valid JSON;
 	// only a refused line is checked again, to tell which error it gets.
+	var err error
 	if line[0] != '[' {
-		if msg, raw, err := decodeCall(line); err == nil {
+		var msg jsonrpc.Message
+		var raw json.RawMessage
+		if msg, raw, err = decodeCall(line); err == nil {
 			return c.admit(msg, raw)
 		}
 	}
 	switch {
+	case errors.Is(err, errIDNotInteger):
+		c.reject(nil, jsonrpc.CodeInvalidRequest, errIDNotInteger.Error())
 	case !json.Valid(line):
 		c.reject(requestID(line), jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
 	case line[0] == '[':

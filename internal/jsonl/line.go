@@ -321,7 +321,7 @@ func (f *idFinder) keep(c byte) {
 // finish ends the id's value: the first id member decides.
 func (f *idFinder) finish() {
 	f.reading, f.done = false, true
-	if json.Valid(f.value) {
+	if json.Valid(f.value) && isID(f.value) {
 		f.id = f.value
 	}
 }

@@ -162,6 +162,9 @@ func (r *rawFile) read(p []byte) (int, error) {
 				return true
 			case unix.EINTR:
 			case unix.EAGAIN:
+				// Only a read that found nothing waits: the poller clears
+				// the readiness it recorded before the wait, so a wait with
+				// a line still unread could wait for good.
 				r.waiting.Store(true)
 				return false // wait for input through the poller
 			default:
