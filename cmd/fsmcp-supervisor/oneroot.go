@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 
 	"github.com/fsmcp/fsmcp/internal/limits"
@@ -39,7 +40,7 @@ func oneRoot(fl *flag.FlagSet) *rootOptions {
 	fl.StringVar(&f.Name, "name", "", "")
 	fl.Var((*repeated)(&f.Include), "include", "")
 	fl.Var((*repeated)(&f.Exclude), "exclude", "")
-	fl.BoolVar(&f.NoDefaultExclude, "no-default-exclude", false, "")
+	fl.Var(switchFlag{&f.NoDefaultExclude, "--no-default-exclude"}, "no-default-exclude", "")
 	fl.StringVar(&f.Tools, "tools", "", "")
 	fl.StringVar(&f.CursorKeyEnv, "cursor-key-env", "", "")
 	fl.StringVar(&f.CallTimeout, "call-timeout", "", "")
@@ -67,4 +68,24 @@ func rootOptionGiven(fl *flag.FlagSet) bool {
 		}
 	})
 	return given
+}
+
+// switchFlag is an option that takes no value, as the worker's switches
+// are: --no-default-exclude=false is refused, as the worker refuses it,
+// rather than read as the switch left off.
+type switchFlag struct {
+	on   *bool
+	name string
+}
+
+func (s switchFlag) IsBoolFlag() bool { return true }
+
+func (s switchFlag) String() string { return "" }
+
+func (s switchFlag) Set(v string) error {
+	if v != "true" {
+		return fmt.Errorf("%s takes no value", s.name)
+	}
+	*s.on = true
+	return nil
 }
