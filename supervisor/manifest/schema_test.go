@@ -111,7 +111,9 @@ func number(f *float64) string {
 }
 
 // TestExamplesMatchSchema: the example manifests satisfy the published JSON
-// Schema, and the schema rejects what the loader rejects structurally.
+// Schema, and the schema rejects what the loader rejects structurally. It
+// asks for the canonical spellings: numbers and booleans unquoted, which
+// the loader also takes quoted (TestQuotedAlike).
 func TestExamplesMatchSchema(t *testing.T) {
 	s := loadSchema(t)
 	rs, err := s.Resolve(nil)
@@ -137,6 +139,9 @@ func TestExamplesMatchSchema(t *testing.T) {
 		{"max_depth 0", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, limits: {max_depth: 0}}]\n", true},
 		{"scan budget below the worker's", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, limits: {max_scan_bytes: 100}}]\n", false},
 		{"minimal", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", true},
+		{"boolean", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, default_exclude: false}]\n", true},
+		{"boolean quoted", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, default_exclude: 'false'}]\n", false},
+		{"limit quoted", "version: 1\nroots: [{name: a, path: x, include: ['**'], tools: read, limits: {max_files: '10'}}]\n", false},
 		{"protocol versions", "version: 1\nprotocol_versions: ['2026-07-28', '2025-03-26']\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", true},
 		{"protocol version unknown", "version: 1\nprotocol_versions: ['2024-11-05']\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", false},
 		{"protocol versions empty", "version: 1\nprotocol_versions: []\nroots: [{name: a, path: x, include: ['**'], tools: read}]\n", false},
