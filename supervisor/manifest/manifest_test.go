@@ -107,6 +107,10 @@ func TestParseErrors(t *testing.T) {
 			"m.yaml:9: roots[2].call_timeout: \"soon\" is not a duration; give a duration from 100ms to 24h, such as 30s or 2m",
 		}},
 		{"default_exclude", ok + "    default_exclude: maybe\n", []string{"m.yaml:7: roots[0].default_exclude: \"maybe\" is not true or false"}},
+		{"a tool twice", "version: 1\nroots:\n  - {name: a, path: ws, include: ['**'], tools: [search_text, read_text_file, search_text]}\n  - {name: b, path: ws, include: ['**'], tools: 'read_text_file, read_text_file'}\n", []string{
+			"m.yaml:3: roots[0].tools[2]: search_text is listed twice; list each tool once",
+			"m.yaml:4: roots[1].tools: \"read_text_file, read_text_file\" lists a tool twice; list each tool once",
+		}},
 		{"empty file", "", []string{"m.yaml: empty manifest; start it with version: 1"}},
 		{"comments only", "# nothing yet\n", []string{"m.yaml: empty manifest; start it with version: 1"}},
 		{"syntax", "version: 1\nroots: [\n", []string{"m.yaml:2: not valid YAML: did not find expected node content"}},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -236,8 +237,12 @@ func (c *checker) tools(i int, e *entry) toolset.Mask {
 	switch e.val.Kind {
 	case scalarKind:
 		m, err := toolset.Parse(e.val.Value)
+		if err == nil && len(m) < len(strings.Split(e.val.Value, ",")) {
+			err = fmt.Errorf("%q lists a tool twice; list each tool once", e.val.Value)
+		}
 		if err != nil {
 			c.add(e.val.Line, f, "%s", err)
+			return nil
 		}
 		return m
 	case seqKind:
@@ -257,6 +262,11 @@ func (c *checker) tools(i int, e *entry) toolset.Mask {
 		}
 		if _, err := toolset.FromList([]string{t.Value}); err != nil {
 			c.add(t.Line, tf, "%s", err)
+			bad = true
+			continue
+		}
+		if slices.Contains(list, t.Value) {
+			c.add(t.Line, tf, "%s is listed twice; list each tool once", t.Value)
 			bad = true
 			continue
 		}
