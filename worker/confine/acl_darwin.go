@@ -90,7 +90,10 @@ func readACL(fd int) ([]byte, error) {
 		}
 		return 0, nil
 	})
-	if err != nil {
+	switch {
+	case err == unix.ENOTSUP || err == unix.EINVAL:
+		return nil, nil // a volume that keeps no ACLs (some network and FAT volumes)
+	case err != nil:
 		return nil, fmt.Errorf("reading the ACL: %w", err)
 	}
 	if size > uint64(len(b)) {
