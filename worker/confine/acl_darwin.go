@@ -61,10 +61,10 @@ func sameACL(a, b []byte) (bool, error) {
 }
 
 // Neither x/sys/unix nor the standard library binds the C library's
-// acl_get_fd_np and acl_set_fd_np. They are thin wrappers of two system
-// calls that have kept their numbers and arguments since Mac OS X 10.4,
-// fstat64_extended and fchmod_extended, which fsmcp makes directly (as Go
-// itself makes syscall.Syscall6 on macOS). They can go once x/sys/unix
+// acl_get_fd_np and acl_set_fd_np, and the builds use no cgo. Those
+// functions wrap two system calls, fstat64_extended and fchmod_extended
+// (xnu's bsd/kern/syscalls.master), which fsmcp makes itself with
+// syscall.Syscall6, a direct trap on macOS. This can go once x/sys/unix
 // binds the ACL calls.
 
 // fchmod_extended's "no change" for the owner, group and mode, and its
