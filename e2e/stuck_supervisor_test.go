@@ -270,7 +270,7 @@ func TestSupervisorStuckRootIsolation(t *testing.T) {
 	for i := range 8 {
 		p.send(t, rawCancel(fmt.Sprintf(`"s%d"`, i)))
 	}
-	ids := []string{`9007199254740993`, `18446744073709551615`, `1.5`, `1E400`}
+	ids := []string{`9007199254740993`, `18446744073709551615`, `2.50e1`, `1E400`}
 	for i := range 8 {
 		ids = append(ids, fmt.Sprintf(`"s%d"`, i))
 	}

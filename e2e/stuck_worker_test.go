@@ -155,17 +155,22 @@ func waitBlocked(t testing.TB, s *fusefs.Stuck, n int32) {
 	eventually(t, 10*time.Second, "the read to block in the file system", func() bool { return s.Blocked.Load() >= n })
 }
 
-// TestWorkerIDsExact: ids come back as the bytes they were sent as, and a
-// call reusing an id in flight is refused with -32600.
+// TestWorkerIDsExact: ids (strings and integers, however written) come
+// back as the bytes they were sent as; a number with a fraction, which no
+// answer may carry, is refused with -32600 and no id.
 func TestWorkerIDsExact(t *testing.T) {
 	root := tree(t, map[string]string{"a.txt": "hello"})
 	p := startLines(t, workerBin, "--root", root, "--include", "**")
-	for _, id := range []string{`9007199254740993`, `18446744073709551615`, `1.5`, `1E400`, `-7`, `"x"`, `"\u00e9"`} {
+	for _, id := range []string{`9007199254740993`, `18446744073709551615`, `2.0`, `150e-1`, `1E400`, `-7`, `"x"`, `"\u00e9"`} {
 		p.send(t, rawCall(id, "read_text_file", `{"path":"a.txt"}`))
 		r := p.recv(t, 20*time.Second)
 		if string(r.ID) != id || r.Result == nil || r.Result.IsError {
 			t.Errorf("id %s answered with id %s, result %+v, error %+v", id, r.ID, r.Result, r.Error)
 		}
+	}
+	p.send(t, rawCall(`1.5`, "read_text_file", `{"path":"a.txt"}`))
+	if r := p.recv(t, 20*time.Second); r.ID != nil || r.Error == nil || r.Error.Code != -32600 {
+		t.Errorf("id 1.5 answered with id %s, result %+v, error %+v; want -32600 without an id", r.ID, r.Result, r.Error)
 	}
 }
 
@@ -186,8 +191,8 @@ func TestWorkerStuckRead(t *testing.T) {
 				t.Fatalf("duplicate id answered id %s, error %+v, result %+v", r.ID, r.Error, r.Result)
 			}
 			p.send(t, rawCancel(id))
-			p.send(t, rawCall(`1.5`, "read_text_file", `{"path":"ok.txt"}`))
-			if r := p.recv(t, 20*time.Second); string(r.ID) != `1.5` || r.Result == nil || r.Result.IsError || !strings.Contains(string(r.Result.StructuredContent), "fine") {
+			p.send(t, rawCall(`1.0e1`, "read_text_file", `{"path":"ok.txt"}`))
+			if r := p.recv(t, 20*time.Second); string(r.ID) != `1.0e1` || r.Result == nil || r.Result.IsError || !strings.Contains(string(r.Result.StructuredContent), "fine") {
 				t.Fatalf("call after the cancellation: id %s, result %+v, error %+v", r.ID, r.Result, r.Error)
 			}
 			// A call still blocked that nobody cancelled.
