@@ -313,6 +313,41 @@ func TestSupervisorStuckRootIsolation(t *testing.T) {
 	t.Logf("figures: end of input with calls stuck in a FUSE read, --grace 1s: exit after %s", took.Round(time.Millisecond))
 }
 
+// TestSupervisorKilledWithCallStuck: the supervisor killed while a call of
+// one root is stuck in a FUSE read. Once the read fails, its answer has no
+// one to go to; the worker ends all the same, since a worker stops when its
+// call channel ends, however it ends. (The Linux build's parent-death
+// signal ends the workers first; the portable build, as on macOS, has
+// none.)
+func TestSupervisorKilledWithCallStuck(t *testing.T) {
+	bins := buildSupervisorBins(t)
+	dir, s := stuckMount(t)
+	ws := tree(t, map[string]string{"a.txt": "a\n"})
+	file := writeManifest(t, rootSpec{name: "share", path: dir}, rootSpec{name: "healthy", path: ws})
+	p := startLines(t, bins.supervisor, "--manifest", file, "--worker", bins.worker)
+	p.send(t, `{"jsonrpc":"2.0","id":"list","method":"tools/list","params":{`+newMeta+`}}`)
+	if r := p.recv(t, 30*time.Second); string(r.ID) != `"list"` || r.Error != nil {
+		t.Fatalf("tools/list: %s %+v", r.ID, r.Error)
+	}
+	for i := range 64 { // the root's quota
+		p.send(t, rawCall(fmt.Sprintf(`"s%d"`, i), "share_read_text_file", `{"path":"stuck.txt"}`))
+	}
+	waitBlocked(t, s, 1)
+	time.Sleep(500 * time.Millisecond) // the calls reach the worker
+	pids := childPIDs(t, p.cmd.Process.Pid)
+	if len(pids) != 2 {
+		t.Fatalf("workers %v, want 2", pids)
+	}
+	_ = p.cmd.Process.Kill()
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the supervisor did not end 5s after SIGKILL")
+	}
+	s.Release()
+	goneWithin(t, pids, 10*time.Second)
+}
+
 // TestSupervisorStopsBounded: with a worker frozen by SIGSTOP and a call
 // to it in flight, SIGTERM, SIGINT and end of input each end the
 // supervisor within --grace plus a second (asserted with room for a

@@ -13,7 +13,9 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"os"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -101,10 +103,15 @@ func Serve(srv *profile.Server, maxLine, maxText int) error {
 	if err != nil {
 		return err
 	}
+	// The worker ends with its call channel: at the end of its requests,
+	// or at an answer that cannot be written (the supervisor is gone, and
+	// without a parent-death signal, as on macOS, nothing else ends it).
 	ended := make(chan struct{})
+	var endOnce sync.Once
+	end := func() { endOnce.Do(func() { close(ended) }) }
 	if ok {
-		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls.In), Writer: nbio.Writer(calls.Out),
-			MaxLine: maxLine, MaxText: maxText, MaxInFlight: CallsInFlight + callsReadAhead, Ended: func() { close(ended) }})
+		ss, err := profile.Connect(context.Background(), srv, &jsonl.Transport{Reader: nbio.Reader(calls.In), Writer: endOnWriteError{nbio.Writer(calls.Out), end},
+			MaxLine: maxLine, MaxText: maxText, MaxInFlight: CallsInFlight + callsReadAhead, Ended: end})
 		if err != nil {
 			return fmt.Errorf("wire: serve the call channel: %w", err)
 		}
@@ -134,6 +141,21 @@ func Serve(srv *profile.Server, maxLine, maxText int) error {
 	case <-ended:
 	}
 	return nil
+}
+
+// endOnWriteError is the call channel's answers end: a write that fails
+// calls end.
+type endOnWriteError struct {
+	io.WriteCloser
+	end func()
+}
+
+func (w endOnWriteError) Write(p []byte) (int, error) {
+	n, err := w.WriteCloser.Write(p)
+	if err != nil {
+		w.end()
+	}
+	return n, err
 }
 
 // Plugin implements plugin.GRPCPlugin. On the worker side MCP is the MCP

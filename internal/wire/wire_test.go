@@ -218,6 +218,35 @@ func TestCallChannel(t *testing.T) {
 	}
 }
 
+// TestCallChannelAnswersBroken: a worker whose answers can no longer be
+// written (the supervisor gone while the request's end of the channel is
+// still open somewhere) ends rather than serving gRPC for good: a worker
+// stops when its call channel ends, however it ends.
+func TestCallChannelAnswersBroken(t *testing.T) {
+	local, remote, err := wire.CallsPipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.ExtraFiles = remote.ExtraFiles()
+	cmd.Env = []string{wire.CallsEnvValue()}
+	_, pc := startPluginCmd(t, cmd)
+	remote.Close()
+	local.In.Close() // no one reads the answers any more
+	defer local.Out.Close()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":"x"}}}` + "\n"
+	if _, err := local.Out.WriteString(call); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !pc.Exited() {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker still runs 10 s after its answers could no longer be written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // callsCheckEnv makes the test binary report what wire.Calls makes of its
 // descriptors (see TestMain).
 const callsCheckEnv = "WIRE_TEST_CALLS_CHECK"

@@ -47,9 +47,12 @@ type Stuck struct {
 // let go when the test ends.
 func NewStuck(t testing.TB) *Stuck {
 	s := &Stuck{release: make(chan struct{})}
-	t.Cleanup(func() { s.once.Do(func() { close(s.release) }) })
+	t.Cleanup(s.Release)
 	return s
 }
+
+// Release lets go of the reads held now and later: each fails with EIO.
+func (s *Stuck) Release() { s.once.Do(func() { close(s.release) }) }
 
 var _ = (fs.NodeOnAdder)((*Stuck)(nil))
 
