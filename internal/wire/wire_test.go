@@ -177,15 +177,7 @@ func TestSessionsOverStreams(t *testing.T) {
 // worker ends when the supervisor closes its ends (as when it dies: no
 // parent-death signal is needed).
 func TestCallChannel(t *testing.T) {
-	local, remote, err := wire.CallsPipes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.ExtraFiles = remote.ExtraFiles()
-	cmd.Env = []string{wire.CallsEnvValue()}
-	wc, pc := startPluginCmd(t, cmd)
-	remote.Close()
+	local, wc, pc := startWithCalls(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	calls, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &jsonl.Transport{Reader: local.In, Writer: local.Out}, nil)
@@ -209,10 +201,32 @@ func TestCallChannel(t *testing.T) {
 		t.Errorf("close the call channel: %v", err)
 	}
 	local.Out.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	exitsWithin(t, pc, 10*time.Second, "after the supervisor closed the call channel")
+}
+
+// startWithCalls starts the plugin with a call channel, and returns the
+// supervisor's ends of it and the plugin's clients.
+func startWithCalls(t *testing.T) (wire.CallEnds, *wire.Client, *plugin.Client) {
+	t.Helper()
+	local, remote, err := wire.CallsPipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.ExtraFiles = remote.ExtraFiles()
+	cmd.Env = []string{wire.CallsEnvValue()}
+	wc, pc := startPluginCmd(t, cmd)
+	remote.Close()
+	return local, wc, pc
+}
+
+// exitsWithin fails t unless the plugin pc exits within d of now.
+func exitsWithin(t *testing.T, pc *plugin.Client, d time.Duration, when string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !pc.Exited() {
 		if time.Now().After(deadline) {
-			t.Fatal("the worker still runs 10 s after the supervisor closed the call channel")
+			t.Fatalf("the worker still runs %s %s", d, when)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -223,28 +237,14 @@ func TestCallChannel(t *testing.T) {
 // still open somewhere) ends rather than serving gRPC for good: a worker
 // stops when its call channel ends, however it ends.
 func TestCallChannelAnswersBroken(t *testing.T) {
-	local, remote, err := wire.CallsPipes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.ExtraFiles = remote.ExtraFiles()
-	cmd.Env = []string{wire.CallsEnvValue()}
-	_, pc := startPluginCmd(t, cmd)
-	remote.Close()
+	local, _, pc := startWithCalls(t)
 	local.In.Close() // no one reads the answers any more
 	defer local.Out.Close()
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":"x"}}}` + "\n"
 	if _, err := local.Out.WriteString(call); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !pc.Exited() {
-		if time.Now().After(deadline) {
-			t.Fatal("the worker still runs 10 s after its answers could no longer be written")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	exitsWithin(t, pc, 10*time.Second, "after its answers could no longer be written")
 }
 
 // callsCheckEnv makes the test binary report what wire.Calls makes of its
