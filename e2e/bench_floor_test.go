@@ -25,8 +25,8 @@ import (
 // (rg-cpu-ns/op) and paid only the calls' (calls-cpu-ns/op: floorsearch
 // -no-scan's and the client's), were both spread over every core with
 // none idle; floor-x-rg is the same for the worker's and the client's CPU
-// time (worker+client-cpu-ns/op). A goal below job-floor-x-rg
-// is out of reach of the job through the go-sdk on this machine.
+// time (worker+client-cpu-ns/op). A goal below job-floor-x-rg is out of
+// reach of any server paging the job to a go-sdk client on the same cores.
 func BenchmarkSearchFloor(b *testing.B) {
 	bins := buildSupervisorBins(b)
 	rg := benchTool(b, "rg")

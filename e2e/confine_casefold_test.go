@@ -142,9 +142,9 @@ func TestExactSpellingOnCaseFoldingFUSE(t *testing.T) {
 // case on ext4 at all.
 func TestExactSpellingOnExt4Casefold(t *testing.T) {
 	if _, err := os.Stat("/sys/fs/ext4/features/casefold"); err != nil {
-		// Not a set-up failure a command can fix on this machine: the
-		// running kernel was built without CONFIG_UNICODE. The FUSE
-		// test above covers the same cases.
+		// Not a set-up failure a command can fix: the running kernel
+		// was built without CONFIG_UNICODE. The FUSE test above covers
+		// the same cases.
 		t.Skipf("this kernel cannot fold case on ext4 (/sys/fs/ext4/features/casefold: %v); boot a kernel built with CONFIG_UNICODE=y to run this test", err)
 	}
 	for _, tool := range []string{"mkfs.ext4", "chattr", "mount", "umount"} {

@@ -33,7 +33,7 @@ func tornVersions() [][]byte {
 // pages through it and search_text searches it. Every page served must be
 // bytes of one version at their offsets; a page a write overlapped is
 // refused ("filesystem changed while reading"), never served torn. It runs
-// on this machine's filesystem and on a FUSE mount whose timestamps have
+// on the test's temporary directory and on a FUSE mount whose timestamps have
 // whole-second granularity (as FAT's and SMB's do), where most rewrites
 // leave size, mtime and ctime as they were.
 func TestNoTornPageUnderSameLengthRewrites(t *testing.T) {

@@ -24,7 +24,7 @@ type freezer struct {
 	freeze func(t *testing.T, pid int) (thaw func())
 }
 
-// freezers lists SIGSTOP and every cgroup freezer this machine has (v1,
+// freezers lists SIGSTOP and every cgroup freezer the kernel offers (v1,
 // v2). With no cgroup freezer at all the test fails, saying how to mount
 // one.
 func freezers(t *testing.T) []freezer {

@@ -23,7 +23,7 @@ import (
 // UTF-8, minified lines of many kilobytes, hidden files, links, thousands
 // of folders.
 
-// realTree is a folder of this machine the tests page through: the root a
+// realTree is a system folder the tests page through: the root a
 // worker serves, and the scope (the path argument of every call) in it.
 type realTree struct {
 	name  string // its root's name in the supervisor's manifest

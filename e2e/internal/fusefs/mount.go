@@ -1,7 +1,7 @@
 //go:build linux
 
 // Package fusefs mounts small FUSE file systems for the end-to-end tests:
-// the cases this machine's own file systems cannot show (reads that never
+// the cases local disk file systems cannot show (reads that never
 // return, case-insensitive names) are served from the test process itself
 // with github.com/hanwen/go-fuse/v2.
 package fusefs
