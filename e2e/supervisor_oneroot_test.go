@@ -86,7 +86,7 @@ func TestSupervisorOneRootErrors(t *testing.T) {
 		{"cursor key malformed", []string{"--root", ws, "--include", "**", "--cursor-key-env", "FSMCP_E2E_SHORT_KEY"}, []string{
 			"fsmcp-supervisor: --cursor-key-env: environment variable FSMCP_E2E_SHORT_KEY is not a cursor key: its value decodes to 5 bytes, fewer than 32; a cursor key is unpadded base64url of 32 bytes or more, made with: head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\\n'"}},
 		{"switch with a value", []string{"--root", ws, "--include", "**", "--no-default-exclude=false"}, []string{
-			`fsmcp-supervisor: invalid boolean value "false" for -no-default-exclude: --no-default-exclude takes no value; usage: fsmcp-supervisor --manifest FILE | --root DIR --include GLOB [root options] [--worker BIN] [--grace 5s] [--log-level warn]`}},
+			"fsmcp-supervisor: unknown option --no-default-exclude=false"}},
 		{"two roots", []string{"--root", ws, "--root", ws, "--include", "**"}, []string{
 			"fsmcp-supervisor: --root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE)"}},
 		{"manifest and root", []string{"--manifest", filepath.Join(ws, "m.yaml"), "--include", "**"}, []string{

@@ -119,6 +119,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	switch {
+	case root.switchValue != "":
+		return usageError(stderr, fmt.Errorf("unknown option %s", root.switchValue))
 	case root.roots > 1:
 		return usageError(stderr, errors.New("--root is given twice; the command line serves one root: to serve several, list them in a manifest (--manifest FILE)"))
 	case *manifestFile != "" && (root.Root != "" || rootOptionGiven(fl)):

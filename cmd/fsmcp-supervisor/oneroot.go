@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"strings"
 
 	"github.com/fsmcp/fsmcp/internal/limits"
@@ -15,13 +14,15 @@ type repeated []string
 func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
-// rootOptions are the options of a root given on the command line, and
-// how many times --root was given: one root is served this way, so a
-// second --root is refused once the options are parsed, in the words of
-// the other usage errors.
+// rootOptions are the options of a root given on the command line, how
+// many times --root was given (one root is served this way, so a second
+// --root is refused once the options are parsed, in the words of the
+// other usage errors), and a switch given a value, as the worker refuses
+// it: "--no-default-exclude=false".
 type rootOptions struct {
 	manifest.RootFlags
-	roots int
+	roots       int
+	switchValue string
 }
 
 // oneRoot registers on fl the options of a root given on the command line
@@ -40,7 +41,7 @@ func oneRoot(fl *flag.FlagSet) *rootOptions {
 	fl.StringVar(&f.Name, "name", "", "")
 	fl.Var((*repeated)(&f.Include), "include", "")
 	fl.Var((*repeated)(&f.Exclude), "exclude", "")
-	fl.Var(switchFlag{&f.NoDefaultExclude, "--no-default-exclude"}, "no-default-exclude", "")
+	fl.Var(switchFlag{&f.NoDefaultExclude, "--no-default-exclude", &o.switchValue}, "no-default-exclude", "")
 	fl.StringVar(&f.Tools, "tools", "", "")
 	fl.StringVar(&f.CursorKeyEnv, "cursor-key-env", "", "")
 	fl.StringVar(&f.CallTimeout, "call-timeout", "", "")
@@ -71,11 +72,14 @@ func rootOptionGiven(fl *flag.FlagSet) bool {
 }
 
 // switchFlag is an option that takes no value, as the worker's switches
-// are: --no-default-exclude=false is refused, as the worker refuses it,
-// rather than read as the switch left off.
+// are. The flag package hands it "true" when it is given alone (or as
+// =true); any other value is recorded in given, as name=value, for the
+// option to be refused as the worker refuses it rather than read as the
+// switch left off.
 type switchFlag struct {
-	on   *bool
-	name string
+	on    *bool
+	name  string
+	given *string
 }
 
 func (s switchFlag) IsBoolFlag() bool { return true }
@@ -84,7 +88,8 @@ func (s switchFlag) String() string { return "" }
 
 func (s switchFlag) Set(v string) error {
 	if v != "true" {
-		return fmt.Errorf("%s takes no value", s.name)
+		*s.given = s.name + "=" + v
+		return nil
 	}
 	*s.on = true
 	return nil
