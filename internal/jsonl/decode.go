@@ -102,6 +102,9 @@ func isNumber(raw json.RawMessage) bool {
 // -0, 2.0, 1e3 and 150e-1 have; 1.5 and 15e-1 have not), from its digits
 // and exponent, without computing the value.
 func isInteger(num []byte) bool {
+	if bytes.IndexAny(num, ".eE") < 0 {
+		return true // digits alone: every call's id but a few
+	}
 	mant, exp, _ := bytes.Cut(bytes.ToLower(num), []byte("e"))
 	whole, frac, _ := bytes.Cut(bytes.TrimPrefix(mant, []byte("-")), []byte("."))
 	digits := bytes.TrimRight(append(whole, frac...), "0")
