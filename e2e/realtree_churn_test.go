@@ -35,9 +35,11 @@ import (
 //     items to one version;
 //   - a traversal that ends matches, slot by slot, one logged state of the
 //     tree from its first call to its last answer;
-//   - a page is refused when, since the page before, a slot surely came to
-//     hold a version whose items differ from those of every version it
-//     held then: the cursor binds (at least) those items.
+//   - a page is refused when, all the while it was served, a slot held
+//     versions whose items differ from those of every version it held
+//     while the page before was served: the cursor binds (at least) those
+//     items. A slot changed and changed back meanwhile may be seen as it
+//     was, and the page rightly served.
 
 // churnVersion is one thing a slot can hold: body at path, or no file
 // (path "").
@@ -150,6 +152,15 @@ func (c *churner) states() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.log)
+}
+
+// failed returns the error of a change that failed, or nil. After one,
+// the log no longer says what the tree holds: the change it logged last
+// may not have been made.
+func (c *churner) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // since returns the states the tree may have been in from the moment
@@ -326,10 +337,11 @@ type churnPager[T realItem] struct {
 	prev      [2]int // the churner's states when its last page was asked for and answered
 
 	pages, refused, completed int
+	mustRefuse                int // refused pages that movedSince says had to be
 }
 
 func (p *churnPager[T]) String() string {
-	return fmt.Sprintf("%s: %d pages, %d traversals refused as changed, %d completed", p.name, p.pages, p.refused, p.completed)
+	return fmt.Sprintf("%s: %d pages, %d traversals refused as changed (%d had to be), %d completed", p.name, p.pages, p.refused, p.mustRefuse, p.completed)
 }
 
 // stepOutcome is what one page did to its traversal.
@@ -360,18 +372,29 @@ func (p *churnPager[T]) step(t *testing.T) stepOutcome {
 	p.cursor = ""
 	prev := p.prev
 	p.prev = [2]int{called, p.c.states()}
+	if err := p.c.failed(); err != nil {
+		t.Fatalf("changing the copy: %v", err)
+	}
+	var moved string
+	if resumed {
+		moved = p.movedSince(prev, p.prev)
+	}
 	if r.isError {
 		if !refusedAsChanged(r.text) {
 			p.srv.dumpAndFail(t, fmt.Sprintf("%s: page refused with %q, want a page or a changed-filesystem error", p.name, r.text))
 		}
 		p.refused++
+		if moved != "" {
+			p.mustRefuse++
+		}
 		return stepRefused
 	}
 	p.pages++
-	if moved := p.movedSince(prev, called); resumed && moved != "" {
-		t.Fatalf("%s: page %d was served though, since the page before, %s", p.name, p.pages, moved)
+	items := checkPage[T](t, p.o.tool, r, p.pages)
+	if moved != "" {
+		t.Fatalf("%s: page %d was served though, since the page before, %s; %s", p.name, p.pages, moved, p.served(items))
 	}
-	for _, it := range checkPage[T](t, p.o.tool, r, p.pages) {
+	for _, it := range items {
 		p.accept(t, it)
 	}
 	if r.page.NextCursor != nil {
@@ -382,38 +405,56 @@ func (p *churnPager[T]) step(t *testing.T) stepOutcome {
 	return stepCompleted
 }
 
-// movedSince names a slot that, by the time of a call (the churner's
-// states then), surely holds a version whose items differ from those of
-// every version it held while the page before was served (prev: the
-// churner's states when it was asked for and answered), or returns "".
-// The cursor binds at least those items, so the call must be refused.
-func (p *churnPager[T]) movedSince(prev [2]int, called int) string {
-	// The state surely reached at the call is the one logged before the
-	// last (between(called, called)[0]); it must be logged after every
-	// state the page before may have seen.
-	if called-2 < prev[1] {
-		return ""
-	}
-	now := p.c.between(called, called)[0]
-	before := p.c.between(prev[0], prev[1])
-	for s, vs := range now {
-		if len(vs) != 1 {
-			continue
-		}
-		same := false
-		var was []string
-		for _, st := range before {
-			for _, v := range st[s] {
-				same = same || slices.Equal(p.o.items[s][v], p.o.items[s][vs[0]])
-				was = append(was, p.c.slots[s].versions[v].String())
-			}
-		}
-		if !same {
-			slices.Sort(was)
-			return fmt.Sprintf("slot %d went from %v to %v", s, slices.Compact(was), p.c.slots[s].versions[vs[0]])
+// movedSince names a slot that, all the while a page was served (now:
+// the churner's states when it was asked for and answered), held versions
+// whose items differ from those of every version it held while the page
+// before was served (prev, likewise), or returns "". The cursor binds at
+// least those items, so the page must be refused. A slot that changes and
+// changes back while the page is asked for (removed, then written again)
+// may be seen as it was: the page is then served rightly.
+func (p *churnPager[T]) movedSince(prev, now [2]int) string {
+	before, during := p.c.between(prev[0], prev[1]), p.c.between(now[0], now[1])
+	for s := range p.o.items {
+		was, is := p.versionsOf(s, before), p.versionsOf(s, during)
+		if !slices.ContainsFunc(is, func(v int) bool {
+			return slices.ContainsFunc(was, func(w int) bool { return slices.Equal(p.o.items[s][v], p.o.items[s][w]) })
+		}) {
+			return fmt.Sprintf("slot %d went from %v to %v", s, p.versionNames(s, was), p.versionNames(s, is))
 		}
 	}
 	return ""
+}
+
+// versionsOf returns the versions slot s holds in any of states.
+func (p *churnPager[T]) versionsOf(s int, states [][][]int) []int {
+	var vs []int
+	for _, st := range states {
+		vs = append(vs, st[s]...)
+	}
+	slices.Sort(vs)
+	return slices.Compact(vs)
+}
+
+// versionNames names versions of slot s.
+func (p *churnPager[T]) versionNames(s int, vs []int) []string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = p.c.slots[s].versions[v].String()
+	}
+	return names
+}
+
+// served says where a page's items fall in the traversal so far, to tell
+// a page the worker served wrongly from an answer that is not the page's.
+func (p *churnPager[T]) served(items []T) string {
+	if len(items) == 0 {
+		return "it held no items"
+	}
+	last := "none, as it is the first"
+	if n := len(p.got); n > 0 {
+		last = fmt.Sprintf("%.200v", p.got[n-1])
+	}
+	return fmt.Sprintf("it held %d items from %.200v to %.200v; the traversal's item before it: %s", len(items), items[0], items[len(items)-1], last)
 }
 
 // accept checks one item against the traversal so far.
@@ -485,13 +526,13 @@ func (p *churnPager[T]) matches(st [][]int) bool {
 type stepper interface {
 	step(t *testing.T) stepOutcome
 	delay() time.Duration // the pause before its next page
-	refusals() int
+	mustRefusals() int    // pages movedSince said had to be refused
 	String() string
 }
 
 func (p *churnPager[T]) delay() time.Duration { return p.pause() }
 
-func (p *churnPager[T]) refusals() int { return p.refused }
+func (p *churnPager[T]) mustRefusals() int { return p.mustRefuse }
 
 // TestRealTreeChurn pages search_text, search_files and list_directory
 // through the worker and the supervisor, at full speed and with random
@@ -560,12 +601,12 @@ func TestRealTreeChurn(t *testing.T) {
 	}
 	close(stop)
 	n := <-changes
-	if c.err != nil {
-		t.Fatalf("changing the copy: %v", c.err)
+	if err := c.failed(); err != nil {
+		t.Fatalf("changing the copy: %v", err)
 	}
 	// Quiet now: each tool's traversal completes, at the latest after
 	// one refusal of the cursor it held.
-	var refused int
+	var mustRefuse int
 	for _, p := range pagers {
 		refusals := 0
 	pages:
@@ -582,12 +623,13 @@ func TestRealTreeChurn(t *testing.T) {
 				t.Fatalf("%s: no end after 5000 pages once the changes stopped", p)
 			}
 		}
-		refused += p.refusals()
+		mustRefuse += p.mustRefusals()
 		t.Logf("figures: realtree churn %s (%d changes meanwhile)", p, n)
 	}
-	// The changes met traversals under way: the case was set up.
-	if refused == 0 {
-		t.Fatalf("%d changes, and no traversal was refused as changed: the changes met no traversal", n)
+	// The changes met traversals under way so that some pages had to be
+	// refused: the case was set up.
+	if mustRefuse == 0 {
+		t.Fatalf("%d changes, and no page had to be refused as changed: the changes met no traversal", n)
 	}
 }
 
