@@ -398,10 +398,10 @@ func TestSupervisorStopsBounded(t *testing.T) {
 	})
 }
 
-// TestSupervisorStartFailure: a worker binary that is gone, or not
-// executable, when its root restarts is not a crash: the log and the
-// root's tool errors say why, the root is never marked failed, and it
-// comes back once the binary does.
+// TestSupervisorStartFailure: a worker binary that is gone, not
+// executable, or not a program the system runs when its root restarts is
+// not a crash: the log and the root's tool errors say why, the root is
+// never marked failed, and it comes back once the binary does.
 func TestSupervisorStartFailure(t *testing.T) {
 	bins := buildSupervisorBins(t)
 	for _, tc := range []struct {
@@ -415,6 +415,14 @@ func TestSupervisorStartFailure(t *testing.T) {
 		{"not executable", "the worker binary is not executable",
 			func(bin string) error { return os.Chmod(bin, 0o644) },
 			func(bin, _ string) error { return os.Chmod(bin, 0o755) }},
+		{"not a program", "the worker binary is not a program this OS and architecture can run",
+			func(bin string) error {
+				if err := os.Rename(bin, bin+".saved"); err != nil {
+					return err
+				}
+				return os.WriteFile(bin, []byte("\x7fELF, but for no machine\n"), 0o755)
+			},
+			func(bin, saved string) error { return os.Rename(saved, bin) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "fsmcp-worker")

@@ -167,7 +167,7 @@ func TestSessionsOverStreams(t *testing.T) {
 	}
 	for _, i := range []int{large, 2} {
 		if _, err := sessions[i].CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still"}}); err != nil {
-			t.Errorf("session %d after session 0 closed: %v", i, err)
+			t.Errorf("call on connection %d after connection 0 closed: %v", i, err)
 		}
 	}
 }

@@ -244,7 +244,7 @@ func (e *ExitError) Why() string {
 	case errors.Is(e.Err, os.ErrPermission):
 		return "the worker binary is not executable (permission denied)"
 	case errors.Is(e.Err, syscall.ENOEXEC):
-		return "the worker binary is not an executable for this machine"
+		return "the worker binary is not a program this OS and architecture can run"
 	}
 	return "the worker process could not be started"
 }
